@@ -1,0 +1,132 @@
+#include "agent/worker/device.hpp"
+
+#include <chrono>
+
+#ifdef TORCHSWEEP_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAEvent.h>
+#include <cuda_runtime_api.h>
+#endif
+
+namespace ts::worker {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+class HostStepClock final : public StepClock {
+ public:
+  void begin_epoch() override {
+    times_ = {};
+    epoch_start_ = Clock::now();
+  }
+  void begin_step() override { step_start_ = Clock::now(); }
+  void end_step() override { times_.step_seconds.push_back(seconds_between(step_start_, Clock::now())); }
+  EpochTimes end_epoch() override {
+    times_.seconds = seconds_between(epoch_start_, Clock::now());
+    return std::move(times_);
+  }
+  std::string name() const override { return "steady_clock"; }
+
+ private:
+  EpochTimes times_;
+  Clock::time_point epoch_start_, step_start_;
+};
+
+#ifdef TORCHSWEEP_WITH_CUDA
+class CudaStepClock final : public StepClock {
+ public:
+  explicit CudaStepClock(torch::Device device) : device_(device) {}
+  void begin_epoch() override {
+    events_.clear();
+    synchronize(device_);
+    epoch_start_ = Clock::now();
+  }
+  void begin_step() override {
+    events_.emplace_back(at::cuda::CUDAEvent(cudaEventDefault), at::cuda::CUDAEvent(cudaEventDefault));
+    events_.back().first.record();
+  }
+  void end_step() override { events_.back().second.record(); }
+  EpochTimes end_epoch() override {
+    synchronize(device_);
+    EpochTimes times;
+    times.seconds = seconds_between(epoch_start_, Clock::now());
+    for (auto& [start, end] : events_) times.step_seconds.push_back(start.elapsed_time(end) / 1000.0);
+    return times;
+  }
+  std::string name() const override { return "cuda_events"; }
+
+ private:
+  torch::Device device_;
+  std::vector<std::pair<at::cuda::CUDAEvent, at::cuda::CUDAEvent>> events_;
+  Clock::time_point epoch_start_;
+};
+#endif
+
+}  // namespace
+
+torch::Device resolve_device(const std::string& spec) {
+  torch::Device device(spec);
+  if (device.is_cpu()) return device;
+#ifdef TORCHSWEEP_WITH_CUDA
+  const auto count = static_cast<int64_t>(torch::cuda::device_count());
+  if (count == 0) throw Unsupported("device " + spec + ": no CUDA device is visible on this node");
+  if (!device.has_index()) device.set_index(0);
+  if (device.index() >= count) {
+    throw Unsupported("device " + spec + ": only " + std::to_string(count) + " CUDA device(s) visible");
+  }
+  return device;
+#else
+  throw Unsupported("device " + spec + ": this torchsweep-worker was built against a CPU-only LibTorch");
+#endif
+}
+
+void synchronize(const torch::Device& device) {
+#ifdef TORCHSWEEP_WITH_CUDA
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+#else
+  (void)device;
+#endif
+}
+
+std::unique_ptr<StepClock> make_step_clock(const torch::Device& device) {
+#ifdef TORCHSWEEP_WITH_CUDA
+  if (device.is_cuda()) return std::make_unique<CudaStepClock>(device);
+#endif
+  (void)device;
+  return std::make_unique<HostStepClock>();
+}
+
+nlohmann::json gpu_context() {
+  nlohmann::json context{{"cuda_version", nullptr}, {"cudnn_version", nullptr}, {"gpu_driver", nullptr},
+                         {"gpu_count", 0}, {"gpus", nlohmann::json::array()}};
+#ifdef TORCHSWEEP_WITH_CUDA
+  const auto count = static_cast<int>(torch::cuda::device_count());
+  context["gpu_count"] = count;
+  if (count == 0) return context;
+  auto version_text = [](int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); };
+  int runtime = 0, driver = 0;
+  cudaRuntimeGetVersion(&runtime);
+  cudaDriverGetVersion(&driver);
+  context["cuda_version"] = version_text(runtime);
+  context["gpu_driver"] = "cuda " + version_text(driver);
+  if (at::detail::getCUDAHooks().hasCuDNN()) {
+    context["cudnn_version"] = std::to_string(at::detail::getCUDAHooks().versionCuDNN());
+  }
+  for (int index = 0; index < count; ++index) {
+    const auto* properties = at::cuda::getDeviceProperties(index);
+    context["gpus"].push_back({{"index", index},
+                               {"name", properties->name},
+                               {"memory_bytes", properties->totalGlobalMem},
+                               {"compute_capability", std::to_string(properties->major) + "." +
+                                                          std::to_string(properties->minor)},
+                               {"multiprocessors", properties->multiProcessorCount}});
+  }
+#endif
+  return context;
+}
+
+}  // namespace ts::worker

@@ -1,0 +1,129 @@
+#include "agent/worker/job.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "agent/worker/models/registry.hpp"
+#include "shared/errors.hpp"
+#include "shared/schema.hpp"
+
+namespace ts::worker {
+namespace {
+
+constexpr int64_t default_dataset_size = 50000;  // the methodology's ImageNet-style subset
+
+struct ModelKnob {
+  const char* name;
+  int64_t ModelConfig::*field;
+};
+constexpr ModelKnob model_knobs[] = {
+    {"input_size", &ModelConfig::input_size}, {"num_classes", &ModelConfig::num_classes},
+    {"width", &ModelConfig::width},           {"depth", &ModelConfig::depth},
+    {"heads", &ModelConfig::heads},           {"seq_len", &ModelConfig::seq_len},
+};
+
+template <class T>
+void read_optional(const nlohmann::json& document, const char* key, T& into) {
+  if (const auto found = document.find(key); found != document.end()) into = found->template get<T>();
+}
+
+}  // namespace
+
+int64_t cores_available() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+Job parse_job(const nlohmann::json& document) {
+  static const schema::Validator validator("job.schema.json");
+  validator.validate(document);
+
+  Job job;
+  if (document.contains("job_id")) job.job_id = document.at("job_id").get<std::string>();
+  if (document.contains("sweep")) job.sweep = document.at("sweep").get<std::string>();
+  if (document.contains("dataset_size")) job.dataset_size = document.at("dataset_size").get<int64_t>();
+  if (document.contains("timeout_s")) job.timeout_s = document.at("timeout_s").get<double>();
+  job.model = document.at("model").get<std::string>();
+  job.batch_size = document.at("batch_size").get<int64_t>();
+  read_optional(document, "attempt", job.attempt);
+  read_optional(document, "runner", job.runner);
+  read_optional(document, "task", job.task);
+  read_optional(document, "mode", job.mode);
+  read_optional(document, "fallback", job.fallback);
+  read_optional(document, "precision", job.precision);
+  read_optional(document, "epochs", job.epochs);
+  read_optional(document, "warmup", job.warmup);
+  read_optional(document, "data_batches", job.data_batches);
+  read_optional(document, "device", job.device);
+  read_optional(document, "threads", job.threads);
+  read_optional(document, "interop_threads", job.interop_threads);
+  read_optional(document, "seed", job.seed);
+  read_optional(document, "optimizer", job.optimizer);
+  read_optional(document, "lr", job.lr);
+  read_optional(document, "momentum", job.momentum);
+  read_optional(document, "weight_decay", job.weight_decay);
+  read_optional(document, "gpus", job.gpus);
+  read_optional(document, "labels", job.labels);
+
+  const auto& info = find_model(job.model);
+  job.model_config = info.defaults;
+  job.model_knobs = info.knobs;
+  for (const auto& knob : model_knobs) {
+    if (!document.contains(knob.name)) continue;
+    const bool applies = std::find(info.knobs.begin(), info.knobs.end(), knob.name) != info.knobs.end();
+    if (applies) {
+      job.model_config.*knob.field = document.at(knob.name).get<int64_t>();
+    } else {
+      job.ignored_knobs.push_back(knob.name);
+    }
+  }
+  if (document.contains("iters")) {
+    job.iters = document.at("iters").get<int64_t>();
+  } else {
+    job.iters = std::max<int64_t>(1, job.dataset_size.value_or(default_dataset_size) / job.batch_size);
+  }
+  if (job.threads == 0) job.threads = cores_available();
+  return job;
+}
+
+nlohmann::json to_json(const Job& job) {
+  nlohmann::json out{{"schema_version", 1},
+                     {"attempt", job.attempt},
+                     {"runner", job.runner},
+                     {"model", job.model},
+                     {"task", job.task},
+                     {"mode", job.mode},
+                     {"fallback", job.fallback},
+                     {"precision", job.precision},
+                     {"batch_size", job.batch_size},
+                     {"epochs", job.epochs},
+                     {"warmup", job.warmup},
+                     {"iters", job.iters},
+                     {"data_batches", job.data_batches},
+                     {"device", job.device},
+                     {"threads", job.threads},
+                     {"interop_threads", job.interop_threads},
+                     {"seed", job.seed},
+                     {"optimizer", job.optimizer},
+                     {"lr", job.lr},
+                     {"momentum", job.momentum},
+                     {"weight_decay", job.weight_decay},
+                     {"gpus", job.gpus}};
+  if (job.job_id) out["job_id"] = *job.job_id;
+  if (job.sweep) out["sweep"] = *job.sweep;
+  if (job.dataset_size) out["dataset_size"] = *job.dataset_size;
+  if (job.timeout_s) out["timeout_s"] = *job.timeout_s;
+  if (!job.labels.empty()) out["labels"] = job.labels;
+  for (const auto& knob : model_knobs) {
+    if (std::find(job.model_knobs.begin(), job.model_knobs.end(), knob.name) != job.model_knobs.end()) {
+      out[knob.name] = job.model_config.*knob.field;
+    }
+  }
+  return out;
+}
+
+}  // namespace ts::worker

@@ -1,0 +1,69 @@
+#pragma once
+// The job document (schemas/job.schema.json): the only place its fields are
+// spelled on the worker side.
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/worker/models/model.hpp"
+
+namespace ts::worker {
+
+enum class Task { train, infer };
+enum class Mode { eager, compiled };
+enum class Precision { fp32, bf16, fp16 };
+enum class Fallback { none, eager };
+
+NLOHMANN_JSON_SERIALIZE_ENUM(Task, {{Task::train, "train"}, {Task::infer, "infer"}})
+NLOHMANN_JSON_SERIALIZE_ENUM(Mode, {{Mode::eager, "eager"}, {Mode::compiled, "compiled"}})
+NLOHMANN_JSON_SERIALIZE_ENUM(Precision, {{Precision::fp32, "fp32"}, {Precision::bf16, "bf16"}, {Precision::fp16, "fp16"}})
+NLOHMANN_JSON_SERIALIZE_ENUM(Fallback, {{Fallback::none, "none"}, {Fallback::eager, "eager"}})
+
+// A job with every default resolved. Defaults are documented in docs/worker.md.
+struct Job {
+  std::optional<std::string> job_id;
+  int64_t attempt = 1;
+  std::optional<std::string> sweep;
+  std::string runner = "libtorch";
+  std::string model;
+  Task task = Task::train;
+  Mode mode = Mode::eager;
+  Fallback fallback = Fallback::none;
+  Precision precision = Precision::fp32;
+  int64_t batch_size = 0;
+  int64_t epochs = 5;
+  int64_t warmup = 10;
+  int64_t iters = 0;  // resolved: given, or dataset_size / batch_size
+  std::optional<int64_t> dataset_size;
+  int64_t data_batches = 4;
+  ModelConfig model_config;  // the model's defaults overridden by the job
+  std::vector<std::string> model_knobs;  // the knobs of model_config the model reads
+  std::string device = "cpu";
+  int64_t threads = 0;  // resolved: 0 becomes the cores available to the process
+  int64_t interop_threads = 0;
+  int64_t seed = 0;
+  std::string optimizer = "sgd";
+  double lr = 0.01;
+  double momentum = 0.9;
+  double weight_decay = 0.0;
+  int64_t gpus = 1;
+  std::optional<double> timeout_s;
+  std::map<std::string, std::string> labels;
+  // Knobs given that the model does not read; reported as result warnings.
+  std::vector<std::string> ignored_knobs;
+};
+
+// Validates `document` against the job schema, then resolves defaults.
+// Throws ts::InvalidInput naming the field on any problem.
+Job parse_job(const nlohmann::json& document);
+
+// The resolved job as a job document (validates against the same schema).
+nlohmann::json to_json(const Job& job);
+
+// Cores this process may run on (sched_getaffinity), at least 1.
+int64_t cores_available();
+
+}  // namespace ts::worker

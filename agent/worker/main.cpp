@@ -1,0 +1,72 @@
+// torchsweep-worker: the LibTorch runner of the worker contract
+//   torchsweep-worker --job job.json|- --out result.json|-
+// Phases: parse the command line, validate the job, run it, write the result.
+#include <cstdio>
+#include <iostream>
+
+#include "agent/worker/cli_options.hpp"
+#include "agent/worker/experiment.hpp"
+#include "agent/worker/job.hpp"
+#include "agent/worker/models/registry.hpp"
+#include "shared/errors.hpp"
+#include "shared/json_io.hpp"
+#include "shared/log.hpp"
+#include "shared/schema.hpp"
+#include "shared/version.hpp"
+
+namespace {
+
+void list_models() {
+  std::printf("%-12s %14s  %s\n", "model", "parameters", "description (defaults)");
+  for (const auto& info : ts::worker::models()) {
+    auto model = info.build(info.defaults);
+    std::printf("%-12s %14lld  %s\n", info.name.c_str(),
+                static_cast<long long>(ts::worker::count_parameters(*model.module)), info.description.c_str());
+  }
+}
+
+int run(const ts::worker::WorkerCommand& command) {
+  const auto job = ts::worker::parse_job(command.job);
+  ts::log::info("running {} {} {} {} batch {} on {}", job.model, nlohmann::json(job.task).get<std::string>(),
+                nlohmann::json(job.mode).get<std::string>(), nlohmann::json(job.precision).get<std::string>(),
+                job.batch_size, job.device);
+  const auto result = ts::worker::run_experiment(job);
+  auto document = ts::worker::to_json(result);
+  // Our own output crosses a boundary too: a result that breaks its schema
+  // is a bug, reported as such rather than handed to the store.
+  static const ts::schema::Validator result_schema("result.schema.json");
+  result_schema.validate(document);
+  ts::json_io::write_atomically(command.out, document);
+  return result.status == ts::worker::Status::ok ? ts::exit_code::ok : ts::exit_code::run_failed;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ts::log::set_program("worker");
+  ts::worker::WorkerCommand command;
+  try {
+    command = ts::worker::parse_command_line(argc, argv);
+    if (command.exit_now) return *command.exit_now;
+    ts::log::set_level(ts::log::parse_level(command.log_level));
+  } catch (const ts::InvalidInput& error) {
+    ts::log::error("invalid arguments: {}", error.what());
+    return ts::exit_code::invalid_input;
+  }
+  try {
+    switch (command.action) {
+      case ts::worker::WorkerCommand::Action::list_models: list_models(); return ts::exit_code::ok;
+      case ts::worker::WorkerCommand::Action::show_version:
+        std::cout << "torchsweep-worker " << ts::version::number() << " (" << ts::version::commit() << ")\n";
+        return ts::exit_code::ok;
+      case ts::worker::WorkerCommand::Action::run: return run(command);
+    }
+  } catch (const ts::InvalidInput& error) {
+    ts::log::error("invalid job: {}", error.what());
+    return ts::exit_code::invalid_input;
+  } catch (const std::exception& error) {
+    ts::log::error("internal error: {}", error.what());
+    return ts::exit_code::internal_error;
+  }
+  return ts::exit_code::internal_error;
+}

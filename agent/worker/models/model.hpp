@@ -1,0 +1,33 @@
+#pragma once
+// What the benchmark harness needs of a model: the module (for parameters,
+// buffers, train/eval and device moves), how to call it, and what it eats.
+#include <torch/torch.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ts::worker {
+
+// The size knobs of a job; which ones a model reads is listed in its
+// ModelInfo::knobs and documented in docs/worker.md.
+struct ModelConfig {
+  int64_t input_size = 0;
+  int64_t num_classes = 0;
+  int64_t width = 0;
+  int64_t depth = 0;
+  int64_t heads = 0;
+  int64_t seq_len = 0;
+};
+
+struct Model {
+  std::shared_ptr<torch::nn::Module> module;
+  std::function<torch::Tensor(const torch::Tensor&)> forward;
+  std::vector<int64_t> sample_shape;  // one input sample, without the batch dimension
+  int64_t num_classes = 0;
+};
+
+int64_t count_parameters(const torch::nn::Module& module);
+
+}  // namespace ts::worker

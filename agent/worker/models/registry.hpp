@@ -1,0 +1,23 @@
+#pragma once
+// The models the worker can run, by name.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/worker/models/model.hpp"
+
+namespace ts::worker {
+
+struct ModelInfo {
+  std::string name;
+  std::string description;
+  std::vector<std::string> knobs;  // job fields the model reads, e.g. {"input_size", "num_classes"}
+  ModelConfig defaults;
+  std::function<Model(const ModelConfig&)> build;
+};
+
+const std::vector<ModelInfo>& models();
+// Throws ts::InvalidInput("model", ...) listing the known names.
+const ModelInfo& find_model(std::string_view name);
+
+}  // namespace ts::worker

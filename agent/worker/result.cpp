@@ -1,0 +1,112 @@
+#include "agent/worker/result.hpp"
+
+#include <cmath>
+
+#include "shared/statistics.hpp"
+#include "shared/version.hpp"
+
+namespace ts::worker {
+namespace {
+
+template <class T>
+nlohmann::json optional_json(const std::optional<T>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+// JSON has no NaN or infinity: a diverged loss is reported as null.
+nlohmann::json finite_or_null(const std::optional<double>& value) {
+  return value && std::isfinite(*value) ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+nlohmann::json to_json(const ExecutionReport& e) {
+  nlohmann::json out{{"task", e.task},
+                     {"mode", e.mode},
+                     {"compiler", e.compiler},
+                     {"fallback_reason", optional_json(e.fallback_reason)},
+                     {"capture_seconds", optional_json(e.capture_seconds)},
+                     {"precision", e.precision},
+                     {"autocast_dtype", optional_json(e.autocast_dtype)},
+                     {"device", e.device},
+                     {"model_parameters", e.model_parameters}};
+  out["fusion"] = e.fusion ? nlohmann::json{{"fused_kernels", e.fusion->fused_kernels},
+                                            {"fused_launches_per_step", e.fusion->fused_launches_per_step},
+                                            {"kernel_names", e.fusion->kernel_names}}
+                           : nlohmann::json(nullptr);
+  out["loss_scaling"] = e.loss_scaling ? nlohmann::json{{"initial_scale", e.loss_scaling->initial_scale},
+                                                        {"final_scale", e.loss_scaling->final_scale},
+                                                        {"skipped_steps", e.loss_scaling->skipped_steps}}
+                                       : nlohmann::json(nullptr);
+  return out;
+}
+
+nlohmann::json to_json(const TimingReport& t) {
+  nlohmann::json out{{"clock", t.clock},
+                     {"warmup_iterations", t.warmup_iterations},
+                     {"warmup_seconds", t.warmup_seconds},
+                     {"first_iteration_seconds", optional_json(t.first_iteration_seconds)},
+                     {"epochs", t.epoch_seconds.size()},
+                     {"iterations_per_epoch", t.iterations_per_epoch},
+                     {"epoch_seconds", t.epoch_seconds},
+                     {"step_seconds", t.step_seconds},
+                     {"median_epoch_seconds", t.median_epoch_seconds},
+                     {"median_step_seconds", t.median_step_seconds},
+                     {"samples_per_second", t.samples_per_second},
+                     {"step_cv", t.step_cv},
+                     {"step_iqr_over_median", t.step_iqr_over_median},
+                     {"noisy", t.noisy}};
+  if (t.latency_p50) out["latency"] = {{"p50", *t.latency_p50}, {"p90", *t.latency_p90}, {"p99", *t.latency_p99}};
+  return out;
+}
+
+nlohmann::json to_json(const MemoryReport& m) {
+  nlohmann::json out{{"source", m.source}};
+  if (m.peak_rss_bytes) out["peak_rss_bytes"] = *m.peak_rss_bytes;
+  if (m.rss_growth_bytes) out["rss_growth_bytes"] = *m.rss_growth_bytes;
+  if (m.peak_allocated_bytes) out["peak_allocated_bytes"] = *m.peak_allocated_bytes;
+  if (m.peak_reserved_bytes) out["peak_reserved_bytes"] = *m.peak_reserved_bytes;
+  return out;
+}
+
+}  // namespace
+
+void summarize_timing(TimingReport& t, int64_t batch_size, Task task) {
+  std::vector<double> steps;
+  for (const auto& epoch : t.step_seconds) steps.insert(steps.end(), epoch.begin(), epoch.end());
+  const auto s = stats::summarize(steps);
+  t.median_epoch_seconds = stats::median(t.epoch_seconds);
+  t.median_step_seconds = s.median;
+  t.samples_per_second = t.median_epoch_seconds > 0
+                             ? static_cast<double>(batch_size * t.iterations_per_epoch) / t.median_epoch_seconds
+                             : 0.0;
+  t.step_cv = s.cv;
+  t.step_iqr_over_median = s.median > 0 ? s.iqr / s.median : 0.0;
+  t.noisy = t.step_iqr_over_median > noisy_iqr_over_median;
+  if (task == Task::infer) {
+    t.latency_p50 = s.median;
+    t.latency_p90 = s.p90;
+    t.latency_p99 = s.p99;
+  }
+}
+
+nlohmann::json to_json(const Result& r) {
+  nlohmann::json out{{"schema_version", 1},
+                     {"status", r.status},
+                     {"runner", {{"name", "libtorch"}, {"version", std::string(version::number())}}},
+                     {"job", to_json(r.job)},
+                     {"context", r.context},
+                     {"warnings", r.warnings},
+                     {"started_at", r.started_at},
+                     {"finished_at", r.finished_at}};
+  if (r.error) out["error"] = *r.error;
+  if (r.execution) out["execution"] = to_json(*r.execution);
+  if (r.timing) out["timing"] = to_json(*r.timing);
+  if (r.memory) out["memory"] = to_json(*r.memory);
+  if (r.loss) {
+    nlohmann::json finals = nlohmann::json::array();
+    for (const auto& value : r.loss->epoch_final) finals.push_back(finite_or_null(value));
+    out["loss"] = {{"first_step", finite_or_null(r.loss->first_step)}, {"epoch_final", finals}};
+  }
+  return out;
+}
+
+}  // namespace ts::worker

@@ -1,0 +1,94 @@
+#pragma once
+// The result document (schemas/result.schema.json): the only place its
+// fields are spelled on the worker side.
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/worker/job.hpp"
+
+namespace ts::worker {
+
+enum class Status { ok, failed, unsupported };
+NLOHMANN_JSON_SERIALIZE_ENUM(Status, {{Status::ok, "ok"}, {Status::failed, "failed"}, {Status::unsupported, "unsupported"}})
+
+struct FusionReport {
+  int64_t fused_kernels = 0;
+  int64_t fused_launches_per_step = 0;
+  std::vector<std::string> kernel_names;
+};
+
+struct LossScalingReport {
+  double initial_scale = 0;
+  double final_scale = 0;
+  int64_t skipped_steps = 0;
+};
+
+struct ExecutionReport {
+  Task task = Task::train;
+  Mode mode = Mode::eager;  // what actually ran
+  std::string compiler = "none";
+  std::optional<std::string> fallback_reason;
+  std::optional<double> capture_seconds;
+  std::optional<FusionReport> fusion;
+  Precision precision = Precision::fp32;
+  std::optional<std::string> autocast_dtype;
+  std::optional<LossScalingReport> loss_scaling;
+  std::string device;
+  int64_t model_parameters = 0;
+};
+
+struct TimingReport {
+  std::string clock;
+  int64_t warmup_iterations = 0;
+  double warmup_seconds = 0;
+  std::optional<double> first_iteration_seconds;
+  int64_t iterations_per_epoch = 0;
+  std::vector<double> epoch_seconds;
+  std::vector<std::vector<double>> step_seconds;
+  // Derived by summarize_timing.
+  double median_epoch_seconds = 0;
+  double median_step_seconds = 0;
+  double samples_per_second = 0;
+  double step_cv = 0;
+  double step_iqr_over_median = 0;
+  bool noisy = false;
+  std::optional<double> latency_p50, latency_p90, latency_p99;  // infer only
+};
+
+// A measurement is flagged noisy above this IQR/median of its step times
+// (the threshold torch.utils.benchmark warns at).
+inline constexpr double noisy_iqr_over_median = 0.10;
+
+// Fills the derived fields of `timing` from its raw epoch and step times.
+void summarize_timing(TimingReport& timing, int64_t batch_size, Task task);
+
+struct MemoryReport {
+  std::string source;  // "rss" or "cuda_allocator"
+  std::optional<int64_t> peak_rss_bytes, rss_growth_bytes;
+  std::optional<int64_t> peak_allocated_bytes, peak_reserved_bytes;
+};
+
+struct LossReport {
+  std::optional<double> first_step;
+  std::vector<std::optional<double>> epoch_final;
+};
+
+struct Result {
+  Status status = Status::failed;
+  std::optional<std::string> error;
+  Job job;
+  std::optional<ExecutionReport> execution;
+  std::optional<TimingReport> timing;
+  std::optional<LossReport> loss;
+  std::optional<MemoryReport> memory;
+  nlohmann::json context = nlohmann::json::object();
+  std::vector<std::string> warnings;
+  std::string started_at, finished_at;
+};
+
+nlohmann::json to_json(const Result& result);
+
+}  // namespace ts::worker

@@ -1,0 +1,41 @@
+#pragma once
+// Where batches come from. Synthetic data is generated on the device before
+// timing, so the timed epochs measure compute, not I/O; a real dataset loader
+// implements the same interface.
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+namespace ts::worker {
+
+struct Batch {
+  torch::Tensor inputs;   // float32, [batch, sample_shape...]
+  torch::Tensor targets;  // int64 class indices, [batch]
+};
+
+class DataSource {
+ public:
+  virtual ~DataSource() = default;
+  virtual const Batch& next() = 0;
+  // The batch next() returns, without advancing (an example for capture).
+  virtual const Batch& peek() const = 0;
+  virtual std::string name() const = 0;
+};
+
+// `batches` distinct random batches (standard normal inputs, uniform
+// targets) from the device's default generator seeded with `seed`, cycled.
+class SyntheticData final : public DataSource {
+ public:
+  SyntheticData(int64_t batch_size, const std::vector<int64_t>& sample_shape, int64_t num_classes, int64_t batches,
+                int64_t seed, const torch::Device& device);
+  const Batch& next() override;
+  const Batch& peek() const override { return batches_[position_]; }
+  std::string name() const override { return "synthetic"; }
+
+ private:
+  std::vector<Batch> batches_;
+  std::size_t position_ = 0;
+};
+
+}  // namespace ts::worker

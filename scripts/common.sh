@@ -1,0 +1,35 @@
+# Sourced by the scripts in this folder: where the reference environment is
+# and how to tell whether this host already is one.
+
+TS_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+# The build root lives outside the repository so that fresh clones, CI and
+# later sessions on the same machine reuse it.
+TS_BUILDROOT=${TORCHSWEEP_BUILDROOT:-/var/lib/torchsweep/buildroot-trixie}
+TS_SUITE=trixie
+TS_MIRROR=${TORCHSWEEP_MIRROR:-http://deb.debian.org/debian}
+
+ts_log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+ts_die() { ts_log "error: $*"; exit 1; }
+
+# True when the host itself is Debian 13 or newer: then no build root is used.
+ts_host_is_reference() {
+  [ "${TORCHSWEEP_NATIVE:-}" = 1 ] && return 0
+  [ -r /etc/os-release ] || return 1
+  local id version
+  id=$(. /etc/os-release && echo "${ID:-}")
+  version=$(. /etc/os-release && echo "${VERSION_ID:-}")
+  [ "$id" = debian ] || return 1
+  # testing/sid have no VERSION_ID but are newer than 13
+  [ -z "$version" ] && return 0
+  [ "${version%%.*}" -ge 13 ]
+}
+
+# Lists every mount point at or below $1, as the current mount namespace sees it.
+ts_mounts_below() {
+  local dir
+  dir=$(realpath -m "$1")
+  awk -v d="$dir" '$5 == d || index($5, d "/") == 1 {print $5}' /proc/self/mountinfo
+}
+
+ts_packages() { grep -v -e '^#' -e '^[[:space:]]*$' "$TS_REPO/scripts/packages.txt"; }
+ts_packages_stamp() { sha256sum "$TS_REPO/scripts/packages.txt" | cut -d' ' -f1; }
