@@ -7,6 +7,9 @@ TS_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 TS_BUILDROOT=${TORCHSWEEP_BUILDROOT:-/var/lib/torchsweep/buildroot-trixie}
 TS_SUITE=trixie
 TS_MIRROR=${TORCHSWEEP_MIRROR:-http://deb.debian.org/debian}
+# Overridden by scripts/cuda-compile-check for its own root.
+TS_COMPONENTS=${TORCHSWEEP_COMPONENTS:-main}
+TS_PACKAGE_LIST=${TORCHSWEEP_PACKAGE_LIST:-$TS_REPO/scripts/packages.txt}
 
 ts_log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 ts_die() { ts_log "error: $*"; exit 1; }
@@ -14,6 +17,7 @@ ts_die() { ts_log "error: $*"; exit 1; }
 # True when the host itself is Debian 13 or newer: then no build root is used.
 ts_host_is_reference() {
   [ "${TORCHSWEEP_NATIVE:-}" = 1 ] && return 0
+  [ "${TORCHSWEEP_FORCE_BUILDROOT:-}" = 1 ] && return 1
   [ -r /etc/os-release ] || return 1
   local id version
   id=$(. /etc/os-release && echo "${ID:-}")
@@ -31,5 +35,5 @@ ts_mounts_below() {
   awk -v d="$dir" '$5 == d || index($5, d "/") == 1 {print $5}' /proc/self/mountinfo
 }
 
-ts_packages() { grep -v -e '^#' -e '^[[:space:]]*$' "$TS_REPO/scripts/packages.txt"; }
-ts_packages_stamp() { sha256sum "$TS_REPO/scripts/packages.txt" | cut -d' ' -f1; }
+ts_packages() { grep -v -e '^#' -e '^[[:space:]]*$' "$TS_PACKAGE_LIST"; }
+ts_packages_stamp() { sha256sum "$TS_PACKAGE_LIST" | cut -d' ' -f1; }

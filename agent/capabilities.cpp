@@ -1,0 +1,70 @@
+#include "agent/capabilities.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+namespace ts::agent {
+namespace {
+
+std::string trim(const std::string& text) {
+  const auto begin = text.find_first_not_of(" \t\r\n");
+  const auto end = text.find_last_not_of(" \t\r\n");
+  return begin == std::string::npos ? "" : text.substr(begin, end - begin + 1);
+}
+
+std::string run_nvidia_smi() {
+  // Only the fixed query below is ever run; nothing from the network.
+  const char* command =
+      "nvidia-smi --query-gpu=index,name,memory.total,uuid --format=csv,noheader,nounits 2>/dev/null";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command, "r"), pclose);
+  if (!pipe) return "";
+  std::string output;
+  std::array<char, 512> chunk{};
+  while (std::fgets(chunk.data(), chunk.size(), pipe.get())) output += chunk.data();
+  return output;
+}
+
+}  // namespace
+
+nlohmann::json parse_nvidia_smi(const std::string& csv) {
+  nlohmann::json gpus = nlohmann::json::array();
+  std::istringstream lines(csv);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> fields;
+    std::istringstream cells(line);
+    std::string cell;
+    while (std::getline(cells, cell, ',')) fields.push_back(trim(cell));
+    if (fields.size() < 3) continue;
+    try {
+      nlohmann::json gpu{{"index", std::stoi(fields[0])},
+                         {"name", fields[1]},
+                         {"memory_bytes", std::stoll(fields[2]) * 1024 * 1024}};
+      if (fields.size() > 3) gpu["uuid"] = fields[3];
+      gpus.push_back(std::move(gpu));
+    } catch (const std::exception&) {
+      // A line nvidia-smi printed that is not a GPU row (a warning): skip it.
+    }
+  }
+  return gpus;
+}
+
+nlohmann::json detect_capabilities(const std::vector<std::string>& runner_names) {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  return {{"hostname", host},
+          {"cpu_cores", std::max(1, cores)},
+          {"memory_bytes", static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE)},
+          {"gpus", parse_nvidia_smi(run_nvidia_smi())},
+          {"runners", runner_names}};
+}
+
+}  // namespace ts::agent

@@ -1,0 +1,16 @@
+#pragma once
+// The modes of the torchsweep dispatcher: each registers its subcommand and
+// returns the function that runs it (returning the exit code).
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace ts::cli {
+
+using Command = std::function<int()>;
+
+Command add_coordinator_command(CLI::App& app);
+Command add_agent_command(CLI::App& app);
+Command add_status_command(CLI::App& app);
+
+}  // namespace ts::cli

@@ -1,0 +1,49 @@
+// torchsweep: one dispatcher for every mode but the worker.
+//   torchsweep coordinator | agent | status ...
+// Exit codes (docs/exit-codes.md): 0 ok, 1 internal error, 2 invalid input,
+// 3 work failed, 4 a peer could not be reached or refused us.
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.hpp"
+#include "shared/errors.hpp"
+#include "shared/log.hpp"
+#include "shared/version.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"torchsweep " + std::string(ts::version::number()) +
+               ": distributed benchmark orchestrator for PyTorch"};
+  app.require_subcommand(1);
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "debug | info | warn | error | off")->capture_default_str();
+  app.set_version_flag("--version", std::string(ts::version::number()) + " (" + std::string(ts::version::commit()) + ")");
+  const std::vector<std::pair<std::string, ts::cli::Command>> commands{
+      {"coordinator", ts::cli::add_coordinator_command(app)},
+      {"agent", ts::cli::add_agent_command(app)},
+      {"status", ts::cli::add_status_command(app)},
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    const int code = app.exit(error);
+    return code == 0 ? ts::exit_code::ok : ts::exit_code::invalid_input;
+  }
+  try {
+    ts::log::set_level(ts::log::parse_level(log_level));
+    for (const auto& [name, run] : commands) {
+      if (app.got_subcommand(name)) {
+        ts::log::set_program(name);
+        return run();
+      }
+    }
+  } catch (const ts::InvalidInput& error) {
+    ts::log::error("{}", error.what());
+    return ts::exit_code::invalid_input;
+  } catch (const std::runtime_error& error) {
+    ts::log::error("{}", error.what());
+    return ts::exit_code::unavailable;
+  } catch (const std::exception& error) {
+    ts::log::error("internal error: {}", error.what());
+    return ts::exit_code::internal_error;
+  }
+  return ts::exit_code::internal_error;
+}

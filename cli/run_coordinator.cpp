@@ -1,0 +1,51 @@
+#include <boost/asio.hpp>
+
+#include <fstream>
+
+#include "cli/commands.hpp"
+#include "coordinator/coordinator.hpp"
+#include "shared/errors.hpp"
+#include "shared/log.hpp"
+
+namespace ts::cli {
+
+Command add_coordinator_command(CLI::App& app) {
+  auto* command = app.add_subcommand("coordinator", "run the coordinator: schedules sweeps to agents over TCP");
+  struct Settings {
+    std::string listen = "127.0.0.1:7000";
+    std::string port_file;
+    double heartbeat_s = 2.0;
+  };
+  auto settings = std::make_shared<Settings>();
+  command->add_option("--listen", settings->listen, "HOST:PORT to listen on (PORT 0: any free port)")
+      ->capture_default_str();
+  command->add_option("--port-file", settings->port_file, "write the bound port to this file once listening");
+  command->add_option("--heartbeat-s", settings->heartbeat_s, "agent heartbeat interval; 3 missed = agent lost")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  return [settings] {
+    boost::asio::io_context io;
+    coordinator::CoordinatorOptions options;
+    options.listen = wire::parse_endpoint(settings->listen, "--listen");
+    options.heartbeat_interval =
+        std::chrono::milliseconds(static_cast<int64_t>(settings->heartbeat_s * 1000.0));
+    coordinator::Coordinator server(io, options);
+    server.start();
+    if (!settings->port_file.empty()) {
+      const auto temporary = settings->port_file + ".tmp";
+      std::ofstream(temporary) << server.port() << "\n";
+      std::rename(temporary.c_str(), settings->port_file.c_str());
+    }
+    boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+    signals.async_wait([&](const boost::system::error_code& error, int signal) {
+      if (error) return;
+      log::info("signal {}: shutting down", signal);
+      server.stop();
+      io.stop();
+    });
+    io.run();
+    return exit_code::ok;
+  };
+}
+
+}  // namespace ts::cli

@@ -1,0 +1,45 @@
+#include <cstdio>
+#include <iostream>
+
+#include "cli/client.hpp"
+#include "cli/commands.hpp"
+#include "shared/wire/protocol.hpp"
+
+namespace ts::cli {
+
+Command add_status_command(CLI::App& app) {
+  auto* command = app.add_subcommand("status", "show sweeps (jobs per state) and the connected agents");
+  struct Settings {
+    std::string coordinator = "127.0.0.1:7000";
+    std::string sweep;
+    bool json = false;
+  };
+  auto settings = std::make_shared<Settings>();
+  command->add_option("--coordinator", settings->coordinator, "coordinator HOST:PORT")->capture_default_str();
+  command->add_option("sweep", settings->sweep, "only this sweep");
+  command->add_flag("--json", settings->json, "print the raw status document");
+  return [settings] {
+    nlohmann::json query = nlohmann::json::object();
+    if (!settings->sweep.empty()) query["sweep"] = settings->sweep;
+    const auto reply =
+        request(wire::parse_endpoint(settings->coordinator, "--coordinator"), wire::make_message("status", query));
+    if (settings->json) {
+      std::cout << reply.dump(2) << "\n";
+      return 0;
+    }
+    std::printf("%-24s %-10s %s\n", "sweep", "state", "jobs");
+    for (const auto& sweep : reply.at("sweeps")) {
+      std::printf("%-24s %-10s %s\n", sweep.at("name").get<std::string>().c_str(),
+                  sweep.at("state").get<std::string>().c_str(), sweep.at("jobs").dump().c_str());
+    }
+    std::printf("\n%-20s %-22s %-16s %5s %5s %s\n", "agent", "address", "host", "cores", "gpus", "running");
+    for (const auto& agent : reply.at("agents")) {
+      std::printf("%-20s %-22s %-16s %5d %5d %zu\n", agent.at("name").get<std::string>().c_str(),
+                  agent.at("address").get<std::string>().c_str(), agent.value("hostname", "").c_str(),
+                  agent.value("cpu_cores", 0), agent.value("gpus", 0), agent.at("running").size());
+    }
+    return 0;
+  };
+}
+
+}  // namespace ts::cli

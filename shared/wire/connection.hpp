@@ -1,0 +1,59 @@
+#pragma once
+// One framed-JSON TCP connection, after Boost.Asio's C++20 chat_server: the
+// reader is whoever awaits receive(); a single writer coroutine drains a
+// queue woken by a timer, so two writes are never in flight; stop() is
+// idempotent and wakes everything.
+#include <boost/asio.hpp>
+
+#include <deque>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "shared/wire/frame.hpp"
+
+namespace ts::wire {
+
+namespace asio = boost::asio;
+
+struct ConnectionLimits {
+  std::size_t max_frame_bytes = default_max_frame_bytes;
+  // Queued outgoing bytes above which the peer is too slow and is dropped.
+  std::size_t max_queued_bytes = 64u << 20;
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  explicit Connection(asio::ip::tcp::socket socket, ConnectionLimits limits = {});
+
+  // Starts the writer coroutine; call once.
+  void start();
+  // The next message. Throws FrameError on a framing violation and
+  // boost::system::system_error when the peer is gone or stop() was called.
+  asio::awaitable<nlohmann::json> receive();
+  // Queues `message`; after stop() it is dropped.
+  void send(const nlohmann::json& message);
+  // Queues `message`, then closes once everything queued has been written.
+  void send_and_close(const nlohmann::json& message);
+  void stop();
+  bool stopped() const noexcept { return stopped_; }
+  const std::string& peer() const noexcept { return peer_; }
+
+ private:
+  asio::awaitable<void> write_loop();
+
+  asio::ip::tcp::socket socket_;
+  asio::steady_timer wake_writer_;
+  std::deque<std::string> outbox_;
+  std::size_t queued_bytes_ = 0;
+  ConnectionLimits limits_;
+  std::string peer_;
+  bool closing_ = false;
+  bool stopped_ = false;
+};
+
+// Reads and validates one message within `timeout`; throws on timeout
+// (boost::system::system_error with asio::error::timed_out) or bad input.
+asio::awaitable<nlohmann::json> receive_within(Connection& connection, std::chrono::steady_clock::duration timeout);
+
+}  // namespace ts::wire

@@ -1,0 +1,165 @@
+// Real coordinator and agent processes on 127.0.0.1 (ephemeral ports).
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/child_process.hpp"
+#include "tests/support/process.hpp"
+
+namespace ts {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ChildProcess;
+using testing::run_program;
+using testing::wait_for;
+
+class CoordinatorAndAgents : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    directory_ = std::filesystem::temp_directory_path() /
+                 ("ts_integration_" + std::to_string(::getpid()) + "_" +
+                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(directory_);
+  }
+  void TearDown() override {
+    agents_.clear();
+    coordinator_.reset();
+    if (HasFailure()) {
+      for (const auto& entry : std::filesystem::directory_iterator(directory_)) {
+        if (entry.path().extension() == ".log") std::cerr << "--- " << entry.path() << "\n" << testing::slurp(entry.path());
+      }
+    }
+    std::filesystem::remove_all(directory_);
+  }
+
+  // Starts a coordinator on a free port (or `port`) and waits for it to listen.
+  void start_coordinator(int port = 0) {
+    const auto port_file = directory_ / "port";
+    std::filesystem::remove(port_file);
+    coordinator_ = std::make_unique<ChildProcess>(
+        std::vector<std::string>{TS_TORCHSWEEP_BINARY, "coordinator", "--listen", "127.0.0.1:" + std::to_string(port),
+                                 "--port-file", port_file.string(), "--heartbeat-s", "0.5"},
+        directory_ / "coordinator.log");
+    ASSERT_TRUE(wait_for([&] { return std::filesystem::exists(port_file); }, 10s));
+    std::ifstream(port_file) >> port_;
+  }
+  ChildProcess& start_agent(const std::string& name) {
+    agents_.push_back(std::make_unique<ChildProcess>(
+        std::vector<std::string>{TS_TORCHSWEEP_BINARY, "agent", "--coordinator", endpoint(), "--name", name},
+        directory_ / (name + ".log")));
+    return *agents_.back();
+  }
+  std::string endpoint() const { return "127.0.0.1:" + std::to_string(port_); }
+
+  std::vector<std::string> agent_names() const {
+    const auto finished = run_program({TS_TORCHSWEEP_BINARY, "status", "--json", "--coordinator", endpoint()});
+    if (finished.exit_code != 0) return {"<status failed: " + finished.err + ">"};
+    const auto status = nlohmann::json::parse(finished.out);
+    std::vector<std::string> names;
+    for (const auto& agent : status.at("agents")) names.push_back(agent.at("name"));
+    return names;
+  }
+
+  // A raw TCP connection to the coordinator, for hostile input.
+  int raw_connection() const {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port_));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    timeval timeout{5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    return fd;
+  }
+  static std::string frame(const std::string& payload) {
+    const auto n = static_cast<uint32_t>(payload.size());
+    return std::string{static_cast<char>(n >> 24), static_cast<char>(n >> 16), static_cast<char>(n >> 8),
+                       static_cast<char>(n)} + payload;
+  }
+  // Everything the coordinator sends until it closes (or 5 s pass).
+  static std::string read_until_closed(int fd) {
+    std::string received;
+    char buffer[4096];
+    ssize_t n = 0;
+    while ((n = ::recv(fd, buffer, sizeof buffer, 0)) > 0) received.append(buffer, static_cast<std::size_t>(n));
+    ::close(fd);
+    return n == 0 ? received : received + "<not closed>";
+  }
+
+  std::filesystem::path directory_;
+  int port_ = 0;
+  std::unique_ptr<ChildProcess> coordinator_;
+  std::vector<std::unique_ptr<ChildProcess>> agents_;
+};
+
+using Names = std::vector<std::string>;
+
+TEST_F(CoordinatorAndAgents, AgentsRegisterAndAppearInStatus) {
+  start_coordinator();
+  for (const char* name : {"node-a", "node-b", "node-c"}) start_agent(name);
+  EXPECT_TRUE(wait_for([&] { return agent_names() == Names{"node-a", "node-b", "node-c"}; }, 15s))
+      << ::testing::PrintToString(agent_names());
+}
+
+TEST_F(CoordinatorAndAgents, MalformedAndOversizedFramesCloseOnlyThatConnection) {
+  start_coordinator();
+  start_agent("node-a");
+  ASSERT_TRUE(wait_for([&] { return agent_names() == Names{"node-a"}; }, 15s));
+  for (const std::string& hostile : {frame("{not json"), frame("[1,2,3]"), std::string("\x7f\xff\xff\xff", 4),
+                                     frame(R"({"v":1,"type":"submit_everything"})")}) {
+    const int fd = raw_connection();
+    ASSERT_EQ(::send(fd, hostile.data(), hostile.size(), 0), static_cast<ssize_t>(hostile.size()));
+    EXPECT_EQ(read_until_closed(fd).find("<not closed>"), std::string::npos);
+  }
+  // The coordinator kept serving: the agent is still there, status answers.
+  EXPECT_EQ(agent_names(), Names{"node-a"});
+}
+
+TEST_F(CoordinatorAndAgents, IncompatibleProtocolVersionIsRefusedWithAReason) {
+  start_coordinator();
+  const int fd = raw_connection();
+  const auto hello = frame(R"({"v":2,"type":"hello","role":"client","name":"future","version":"9.0"})");
+  ::send(fd, hello.data(), hello.size(), 0);
+  const auto reply = read_until_closed(fd);
+  ASSERT_GT(reply.size(), 4u);
+  const auto error = nlohmann::json::parse(reply.substr(4));
+  EXPECT_EQ(error.at("type"), "error");
+  EXPECT_EQ(error.at("field"), "v");
+  EXPECT_EQ(error.at("fatal"), true);
+  EXPECT_NE(error.at("reason").get<std::string>().find("speaks 1"), std::string::npos);
+}
+
+TEST_F(CoordinatorAndAgents, KilledAgentIsDroppedAndAgentsReconnectToARestartedCoordinator) {
+  start_coordinator();
+  auto& doomed = start_agent("node-a");
+  start_agent("node-b");
+  ASSERT_TRUE(wait_for([&] { return agent_names().size() == 2; }, 15s));
+  doomed.signal(SIGKILL);
+  EXPECT_TRUE(wait_for([&] { return agent_names() == Names{"node-b"}; }, 10s));
+
+  const int port = port_;
+  coordinator_->signal(SIGKILL);
+  coordinator_->wait_exit(10s);
+  start_coordinator(port);  // same port: the agent's backoff loop finds it again
+  EXPECT_TRUE(wait_for([&] { return agent_names() == Names{"node-b"}; }, 20s));
+}
+
+TEST_F(CoordinatorAndAgents, SigtermShutsDownCleanly) {
+  start_coordinator();
+  auto& agent = start_agent("node-a");
+  ASSERT_TRUE(wait_for([&] { return agent_names() == Names{"node-a"}; }, 15s));
+  agent.signal(SIGTERM);
+  EXPECT_EQ(agent.wait_exit(10s), 0);
+  coordinator_->signal(SIGTERM);
+  EXPECT_EQ(coordinator_->wait_exit(10s), 0);
+}
+
+}  // namespace
+}  // namespace ts
