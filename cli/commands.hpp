@@ -12,5 +12,6 @@ using Command = std::function<int()>;
 Command add_coordinator_command(CLI::App& app);
 Command add_agent_command(CLI::App& app);
 Command add_status_command(CLI::App& app);
+Command add_submit_command(CLI::App& app);
 
 }  // namespace ts::cli

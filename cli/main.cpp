@@ -1,5 +1,5 @@
 // torchsweep: one dispatcher for every mode but the worker.
-//   torchsweep coordinator | agent | status ...
+//   torchsweep coordinator | agent | status | submit ...
 // Exit codes (docs/exit-codes.md): 0 ok, 1 internal error, 2 invalid input,
 // 3 work failed, 4 a peer could not be reached or refused us.
 #include <CLI/CLI.hpp>
@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
       {"coordinator", ts::cli::add_coordinator_command(app)},
       {"agent", ts::cli::add_agent_command(app)},
       {"status", ts::cli::add_status_command(app)},
+      {"submit", ts::cli::add_submit_command(app)},
   };
   try {
     app.parse(argc, argv);

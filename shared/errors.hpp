@@ -15,15 +15,21 @@ inline constexpr int unavailable = 4;     // a peer (coordinator, store) could n
 }  // namespace exit_code
 
 // Input from outside (a file, the command line, the network) that breaks its
-// contract. `field` is a path into the document, e.g. "axes.batch_size[2]".
+// contract. `field` is a path into the document, e.g. "axes.batch_size[2]";
+// `origin` names the document (a file path), when known. The message reads
+// "origin: field: problem".
 class InvalidInput : public std::runtime_error {
  public:
-  InvalidInput(std::string field, const std::string& problem)
-      : std::runtime_error(field.empty() ? problem : field + ": " + problem), field_(std::move(field)) {}
+  InvalidInput(std::string field, std::string problem, const std::string& origin = "")
+      : std::runtime_error((origin.empty() ? "" : origin + ": ") + (field.empty() ? problem : field + ": " + problem)),
+        field_(std::move(field)),
+        problem_(std::move(problem)) {}
   const std::string& field() const noexcept { return field_; }
+  const std::string& problem() const noexcept { return problem_; }
 
  private:
   std::string field_;
+  std::string problem_;
 };
 
 }  // namespace ts

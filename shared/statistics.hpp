@@ -2,6 +2,7 @@
 // Descriptive statistics over samples of timings. Every function takes the
 // samples by value or span and never reorders the caller's data. An empty
 // sample throws std::invalid_argument.
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -28,5 +29,34 @@ struct Summary {
   double iqr = 0, cv = 0;
 };
 Summary summarize(std::span<const double> samples);
+
+struct Interval {
+  double estimate = 0, low = 0, high = 0;
+  double level = 0.95;
+};
+
+struct BootstrapOptions {
+  double level = 0.95;       // two-sided confidence level
+  std::size_t resamples = 2000;
+  std::uint64_t seed = 0;    // same seed, same interval, on every platform
+};
+
+// Percentile-bootstrap confidence interval of the median.
+Interval bootstrap_median(std::span<const double> samples, const BootstrapOptions& options = {});
+
+// median(numerator) / median(denominator), e.g. eager time over compiled time
+// (a speedup), with a percentile-bootstrap interval resampling both sides
+// independently. Throws std::invalid_argument when median(denominator) is 0.
+Interval ratio_of_medians(std::span<const double> numerator, std::span<const double> denominator,
+                          const BootstrapOptions& options = {});
+
+struct MannWhitney {
+  double u = 0;        // U statistic of the first sample (as scipy.stats.mannwhitneyu reports it)
+  double p_value = 1;  // two-sided
+};
+
+// Mann-Whitney U test, two-sided, normal approximation with tie and
+// continuity corrections (scipy's method="asymptotic").
+MannWhitney mann_whitney_u(std::span<const double> first, std::span<const double> second);
 
 }  // namespace ts::stats

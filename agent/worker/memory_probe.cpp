@@ -2,11 +2,8 @@
 
 #include <sys/resource.h>
 
+#include "agent/worker/compat.hpp"
 #include "agent/worker/device.hpp"
-
-#ifdef TORCHSWEEP_WITH_CUDA
-#include <c10/cuda/CUDACachingAllocator.h>
-#endif
 
 namespace ts::worker {
 
@@ -20,7 +17,7 @@ void MemoryProbe::begin() {
   synchronize(device_);
 #ifdef TORCHSWEEP_WITH_CUDA
   if (device_.is_cuda()) {
-    c10::cuda::CUDACachingAllocator::resetPeakStats(device_.index());
+    compat::reset_cuda_allocator_peaks(device_.index());
     return;
   }
 #endif
@@ -32,12 +29,10 @@ MemoryReport MemoryProbe::end() const {
   MemoryReport report;
 #ifdef TORCHSWEEP_WITH_CUDA
   if (device_.is_cuda()) {
-    using c10::CachingAllocator::StatType;
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_.index());
-    const auto aggregate = static_cast<std::size_t>(StatType::AGGREGATE);
+    const auto peaks = compat::cuda_allocator_peaks(device_.index());
     report.source = "cuda_allocator";
-    report.peak_allocated_bytes = stats.allocated_bytes[aggregate].peak;
-    report.peak_reserved_bytes = stats.reserved_bytes[aggregate].peak;
+    report.peak_allocated_bytes = peaks.allocated_bytes;
+    report.peak_reserved_bytes = peaks.reserved_bytes;
     return report;
   }
 #endif

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 namespace ts::stats {
@@ -56,6 +57,66 @@ TEST(Statistics, LeavesTheCallersOrderAlone) {
 TEST(Statistics, RejectsEmptySamplesAndBadQuantiles) {
   EXPECT_THROW(median(std::vector<double>{}), std::invalid_argument);
   EXPECT_THROW(quantile(std::vector<double>{1.0}, 1.5), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace ts::stats
+
+namespace ts::stats {
+namespace {
+
+TEST(Bootstrap, MedianIntervalContainsTheMedianAndIsSeeded) {
+  const std::vector<double> x{9.8, 10.1, 10.0, 9.9, 10.3, 10.2, 9.7, 10.0, 10.1, 12.0};
+  const auto a = bootstrap_median(x, {.seed = 42});
+  const auto b = bootstrap_median(x, {.seed = 42});
+  EXPECT_DOUBLE_EQ(a.estimate, median(x));
+  EXPECT_LE(a.low, a.estimate);
+  EXPECT_GE(a.high, a.estimate);
+  EXPECT_DOUBLE_EQ(a.low, b.low);
+  EXPECT_DOUBLE_EQ(a.high, b.high);
+  // A resampled median is always one of the order statistics' midpoints: the
+  // interval stays within the data.
+  EXPECT_GE(a.low, 9.7);
+  EXPECT_LE(a.high, 12.0);
+}
+
+TEST(Bootstrap, ConstantSamplesGiveADegenerateInterval) {
+  const auto interval = bootstrap_median(std::vector<double>(7, 3.0));
+  EXPECT_DOUBLE_EQ(interval.low, 3.0);
+  EXPECT_DOUBLE_EQ(interval.high, 3.0);
+}
+
+TEST(Bootstrap, RatioOfMediansIsASpeedupWithAnInterval) {
+  const std::vector<double> eager{2.0, 2.1, 1.9, 2.0, 2.05}, compiled{1.0, 1.02, 0.98, 1.0, 1.01};
+  const auto speedup = ratio_of_medians(eager, compiled, {.seed = 1});
+  EXPECT_DOUBLE_EQ(speedup.estimate, 2.0);
+  EXPECT_LE(speedup.low, 2.0);
+  EXPECT_GE(speedup.high, 2.0);
+  EXPECT_GT(speedup.low, 1.8);  // all resampled ratios lie in [1.9/1.02, 2.1/0.98]
+  EXPECT_LT(speedup.high, 2.2);
+  EXPECT_THROW(ratio_of_medians(eager, std::vector<double>{0.0, 0.0, 0.0}), std::invalid_argument);
+}
+
+TEST(MannWhitney, SeparatedSamplesMatchTheNormalApproximationByHand) {
+  // x ranks 1..5: R1 = 15, U = 15 - 15 = 0; mean 12.5; sd = sqrt(25 * 11 / 12)
+  // z = (12.5 - 0.5) / 4.78714 = 2.50672; p = 2 (1 - Phi(z)) = 0.012186
+  const auto test = mann_whitney_u(std::vector<double>{1, 2, 3, 4, 5}, std::vector<double>{6, 7, 8, 9, 10});
+  EXPECT_DOUBLE_EQ(test.u, 0.0);
+  EXPECT_NEAR(test.p_value, 0.012186, 1e-5);
+}
+
+TEST(MannWhitney, TiesUseMidRanksAndCorrectTheVariance) {
+  // pooled 1 2 2 3 | ranks 1 2.5 2.5 4; x = {1, 2}: R1 = 3.5, U = 3.5 - 3 = 0.5
+  // tie term 2^3 - 2 = 6; var = 4/12 * (5 - 6/12) = 1.5; z = (|0.5 - 2| - 0.5) / sqrt(1.5)
+  const auto test = mann_whitney_u(std::vector<double>{1, 2}, std::vector<double>{2, 3});
+  EXPECT_DOUBLE_EQ(test.u, 0.5);
+  const double z = 1.0 / std::sqrt(1.5);
+  EXPECT_NEAR(test.p_value, std::erfc(z / std::sqrt(2.0)), 1e-12);
+}
+
+TEST(MannWhitney, IdenticalSamplesGiveNoEvidence) {
+  EXPECT_DOUBLE_EQ(mann_whitney_u(std::vector<double>{4, 4, 4}, std::vector<double>{4, 4}).p_value, 1.0);
+  EXPECT_GT(mann_whitney_u(std::vector<double>{1, 3, 5}, std::vector<double>{2, 4, 6}).p_value, 0.5);
 }
 
 }  // namespace

@@ -1,0 +1,49 @@
+#include "coordinator/store/migrations.hpp"
+
+#include <charconv>
+
+#include "shared/embedded_files.hpp"
+#include "shared/errors.hpp"
+#include "shared/log.hpp"
+
+namespace ts::store {
+
+std::vector<Migration> migrations() {
+  std::vector<Migration> all;
+  constexpr std::string_view prefix = "store/";
+  for (const auto& [name, sql] : embedded::files()) {  // ordered by name: 0001_ < 0002_
+    if (!name.starts_with(prefix) || !name.ends_with(".sql")) continue;
+    const auto file = name.substr(prefix.size());
+    int64_t version = 0;
+    std::from_chars(file.data(), file.data() + file.size(), version);
+    if (version != static_cast<int64_t>(all.size()) + 1) {
+      throw std::logic_error("store migrations must be numbered 1, 2, ... without gaps: " + std::string(name));
+    }
+    all.push_back({version, file, sql});
+  }
+  return all;
+}
+
+int64_t latest_schema_version() { return static_cast<int64_t>(migrations().size()); }
+
+void migrate(Database& database, const std::string& path) {
+  const auto all = migrations();
+  const auto latest = static_cast<int64_t>(all.size());
+  const auto current = database.user_version();
+  if (current > latest) {
+    throw InvalidInput("", path + ": store schema version " + std::to_string(current) +
+                               " is newer than this torchsweep understands (" + std::to_string(latest) +
+                               "); use a newer torchsweep");
+  }
+  if (current == latest) return;
+  Transaction transaction(database);
+  for (const auto& migration : all) {
+    if (migration.version <= current) continue;
+    log::info("{}: applying store migration {}", path, migration.name);
+    database.execute(migration.sql);
+  }
+  database.set_user_version(latest);
+  transaction.commit();
+}
+
+}  // namespace ts::store

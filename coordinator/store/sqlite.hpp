@@ -1,0 +1,118 @@
+#pragma once
+// Small RAII types over SQLite (after SQLiteCpp): a Database owns a
+// connection, a Statement is prepared once and reused, a Transaction rolls
+// back in its destructor unless committed. sqlite3.h stays out of here.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace ts::store {
+
+// An SQLite failure, with its result code and the SQL that caused it.
+class SqliteError : public std::runtime_error {
+ public:
+  SqliteError(int code, const std::string& message, std::string sql);
+  int code() const noexcept { return code_; }
+  const std::string& sql() const noexcept { return sql_; }
+
+ private:
+  int code_;
+  std::string sql_;
+};
+
+class Statement;
+
+class Database {
+ public:
+  // Opens (creating if needed) with WAL journaling, foreign keys on, a busy
+  // timeout, and torchsweep's SQL functions median() and percentile().
+  explicit Database(const std::string& path);
+  ~Database();
+  Database(Database&&) noexcept;
+  Database& operator=(Database&&) noexcept;
+
+  // Runs one or more statements without parameters.
+  void execute(std::string_view sql);
+  Statement prepare(std::string_view sql);
+  int64_t user_version();
+  void set_user_version(int64_t version);
+  sqlite3* handle() const noexcept { return handle_.get(); }
+
+ private:
+  struct Closer {
+    void operator()(sqlite3* handle) const noexcept;
+  };
+  std::unique_ptr<sqlite3, Closer> handle_;
+};
+
+class Statement {
+ public:
+  Statement(sqlite3* database, std::string_view sql);
+  ~Statement();
+  Statement(Statement&&) noexcept;
+  Statement& operator=(Statement&&) noexcept;
+
+  // Parameters are numbered from 1, as in SQLite.
+  Statement& bind(int index, int64_t value);
+  Statement& bind(int index, int value) { return bind(index, static_cast<int64_t>(value)); }
+  Statement& bind(int index, double value);
+  Statement& bind(int index, std::string_view value);
+  Statement& bind(int index, const char* value) { return bind(index, std::string_view(value)); }
+  Statement& bind(int index, std::nullptr_t);
+  template <class T>
+  Statement& bind(int index, const std::optional<T>& value) {
+    return value ? bind(index, *value) : bind(index, nullptr);
+  }
+  template <class... Values>
+  Statement& bind_all(const Values&... values) {
+    int index = 0;
+    (bind(++index, values), ...);
+    return *this;
+  }
+
+  // Steps once; true while a row is available.
+  bool step();
+  // Steps to completion and resets, keeping the bindings' slots for reuse.
+  void run();
+  void reset();
+  // Rows changed by the last run of this statement's connection.
+  int64_t changes() const;
+
+  bool is_null(int column) const;
+  int64_t integer(int column) const;
+  double real(int column) const;
+  std::string text(int column) const;
+  std::optional<double> optional_real(int column) const;
+
+ private:
+  struct Finalizer {
+    void operator()(sqlite3_stmt* handle) const noexcept;
+  };
+  sqlite3* database_;
+  std::unique_ptr<sqlite3_stmt, Finalizer> handle_;
+  std::string sql_;
+};
+
+// BEGIN IMMEDIATE on construction (the single writer takes the write lock
+// at once); ROLLBACK on destruction unless commit() ran.
+class Transaction {
+ public:
+  explicit Transaction(Database& database);
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  // Throws std::logic_error when called twice.
+  void commit();
+
+ private:
+  Database& database_;
+  bool done_ = false;
+};
+
+}  // namespace ts::store

@@ -1,0 +1,134 @@
+#include "coordinator/store/store.hpp"
+
+#include "coordinator/store/migrations.hpp"
+#include "shared/errors.hpp"
+#include "shared/schema.hpp"
+#include "shared/timestamp.hpp"
+
+namespace ts::store {
+namespace {
+
+Database open_migrated(const std::string& path) {
+  Database database(path);
+  migrate(database, path);
+  return database;
+}
+
+template <class T>
+std::optional<T> optional_at(const nlohmann::json& document, const nlohmann::json::json_pointer& pointer) {
+  if (!document.contains(pointer) || document.at(pointer).is_null()) return std::nullopt;
+  return document.at(pointer).get<T>();
+}
+
+// GPU model for CUDA results, the CPU model otherwise: what "device_name"
+// groups by.
+std::string device_name(const nlohmann::json& result) {
+  const auto& context = result.at("context");
+  const auto device = result.at("job").value("device", "cpu");
+  if (device.rfind("cuda", 0) == 0 && context.contains("gpus") && !context.at("gpus").empty()) {
+    return context.at("gpus").at(0).value("name", "unknown GPU");
+  }
+  return context.at("cpu_model").get<std::string>();
+}
+
+}  // namespace
+
+Store::Store(const std::string& path)
+    : path_(path),
+      database_(open_migrated(path)),
+      insert_result_(database_.prepare(
+          "INSERT OR IGNORE INTO results (job_id, attempt, sweep_id, status, model, task, batch_size, precision, "
+          "mode, mode_ran, compiler, runner, gpus, device_name, torch_version, host, agent, median_epoch_s, "
+          "samples_per_s, median_step_s, compile_s, warmup_s, peak_memory_bytes, peak_allocated_bytes, noisy, "
+          "fused_kernels, fallback_reason, error, document, received_at) "
+          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
+          "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)")),
+      insert_epoch_(database_.prepare("INSERT INTO result_epochs (job_id, attempt, epoch, seconds) VALUES (?, ?, ?, ?)")),
+      insert_step_(database_.prepare(
+          "INSERT INTO result_steps (job_id, attempt, epoch, step, seconds) VALUES (?, ?, ?, ?, ?)")) {}
+
+void Store::add_sweep(const SweepRecord& sweep, const std::vector<JobRecord>& jobs) {
+  Transaction transaction(database_);
+  database_.prepare("INSERT INTO sweeps (sweep_id, name, spec, submitter, priority, created_at) VALUES (?,?,?,?,?,?)")
+      .bind_all(sweep.sweep_id, sweep.name, sweep.spec.dump(), sweep.submitter, sweep.priority, sweep.created_at)
+      .run();
+  auto tag = database_.prepare("INSERT OR IGNORE INTO sweep_tags (sweep_id, tag) VALUES (?, ?)");
+  for (const auto& name : sweep.tags) tag.bind_all(sweep.sweep_id, name).run();
+  auto job = database_.prepare(
+      "INSERT INTO jobs (job_id, sweep_id, ordinal, config_key, repeat, runner, gpus, document, max_attempts, "
+      "created_at) VALUES (?,?,?,?,?,?,?,?,?,?)");
+  for (const auto& j : jobs) {
+    job.bind_all(j.job_id, sweep.sweep_id, j.ordinal, j.config_key, j.repeat, j.runner, j.gpus, j.document.dump(),
+                 j.max_attempts, sweep.created_at)
+        .run();
+  }
+  transaction.commit();
+}
+
+bool Store::ingest_result(const nlohmann::json& result, const std::string& agent) {
+  Transaction transaction(database_);
+  const bool stored = insert_result(result, agent);
+  transaction.commit();
+  return stored;
+}
+
+std::size_t Store::ingest_results(const std::vector<nlohmann::json>& results, const std::string& agent) {
+  Transaction transaction(database_);
+  std::size_t stored = 0;
+  for (const auto& result : results) stored += insert_result(result, agent) ? 1 : 0;
+  transaction.commit();
+  return stored;
+}
+
+bool Store::insert_result(const nlohmann::json& result, const std::string& agent) {
+  static const schema::Validator validator("result.schema.json");
+  validator.validate(result);
+  const auto& job = result.at("job");
+  if (!job.contains("job_id")) throw InvalidInput("job.job_id", "a stored result needs the id of its job");
+  using Pointer = nlohmann::json::json_pointer;
+  const auto job_id = job.at("job_id").get<std::string>();
+  const auto attempt = job.value("attempt", int64_t{1});
+  const auto capture = optional_at<double>(result, Pointer("/execution/capture_seconds"));
+  const auto first_iteration = optional_at<double>(result, Pointer("/timing/first_iteration_seconds"));
+  std::optional<double> compile;
+  if (capture || first_iteration) compile = capture.value_or(0.0) + first_iteration.value_or(0.0);
+  auto peak = optional_at<int64_t>(result, Pointer("/memory/peak_reserved_bytes"));
+  if (!peak) peak = optional_at<int64_t>(result, Pointer("/memory/peak_rss_bytes"));
+  const auto noisy = optional_at<bool>(result, Pointer("/timing/noisy"));
+
+  insert_result_
+      .bind_all(job_id, attempt, optional_at<std::string>(job, Pointer("/sweep")), result.at("status").get<std::string>(),
+                job.at("model").get<std::string>(), job.value("task", "train"), job.at("batch_size").get<int64_t>(),
+                job.value("precision", "fp32"), job.value("mode", "eager"),
+                optional_at<std::string>(result, Pointer("/execution/mode")),
+                optional_at<std::string>(result, Pointer("/execution/compiler")),
+                result.at("runner").at("name").get<std::string>(), job.value("gpus", int64_t{1}), device_name(result),
+                result.at("context").at("torch_version").get<std::string>(),
+                result.at("context").at("hostname").get<std::string>(), agent,
+                optional_at<double>(result, Pointer("/timing/median_epoch_seconds")),
+                optional_at<double>(result, Pointer("/timing/samples_per_second")),
+                optional_at<double>(result, Pointer("/timing/median_step_seconds")), compile,
+                optional_at<double>(result, Pointer("/timing/warmup_seconds")), peak,
+                optional_at<int64_t>(result, Pointer("/memory/peak_allocated_bytes")),
+                noisy ? std::optional<int64_t>(*noisy ? 1 : 0) : std::nullopt,
+                optional_at<int64_t>(result, Pointer("/execution/fusion/fused_kernels")),
+                optional_at<std::string>(result, Pointer("/execution/fallback_reason")),
+                optional_at<std::string>(result, Pointer("/error")), result.dump(), utc_timestamp())
+      .run();
+  if (insert_result_.changes() == 0) return false;  // (job_id, attempt) already stored
+  if (result.contains("timing")) {
+    const auto& timing = result.at("timing");
+    const auto& epochs = timing.at("epoch_seconds");
+    const auto& steps = timing.at("step_seconds");
+    for (std::size_t e = 0; e < epochs.size(); ++e) {
+      insert_epoch_.bind_all(job_id, attempt, static_cast<int64_t>(e), epochs[e].get<double>()).run();
+      for (std::size_t s = 0; e < steps.size() && s < steps[e].size(); ++s) {
+        insert_step_.bind_all(job_id, attempt, static_cast<int64_t>(e), static_cast<int64_t>(s), steps[e][s].get<double>())
+            .run();
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace ts::store

@@ -1,0 +1,198 @@
+#include "shared/sweep/sweep.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "shared/errors.hpp"
+#include "shared/schema.hpp"
+
+namespace ts::sweep {
+namespace {
+
+nlohmann::json scalar(const YAML::Node& node) {
+  const auto& text = node.Scalar();
+  if (node.Tag() == "!") return text;  // quoted: always a string
+  if (text == "true" || text == "True") return true;
+  if (text == "false" || text == "False") return false;
+  if (text == "null" || text == "~" || text.empty()) return nullptr;
+  int64_t integer = 0;
+  if (auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), integer);
+      error == std::errc() && end == text.data() + text.size()) {
+    return integer;
+  }
+  double real = 0;
+  if (auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), real);
+      error == std::errc() && end == text.data() + text.size()) {
+    return real;
+  }
+  return text;
+}
+
+nlohmann::json to_json(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Sequence: {
+      auto array = nlohmann::json::array();
+      for (const auto& item : node) array.push_back(to_json(item));
+      return array;
+    }
+    case YAML::NodeType::Map: {
+      auto object = nlohmann::json::object();
+      for (const auto& entry : node) object[entry.first.as<std::string>()] = to_json(entry.second);
+      return object;
+    }
+    case YAML::NodeType::Scalar: return scalar(node);
+    default: return nullptr;
+  }
+}
+
+// A job document with one field set, to check that field alone against the
+// job schema; the required fields get placeholders that are always valid.
+std::string field_problem(const std::string& key, const nlohmann::json& value) {
+  static const schema::Validator job_schema("job.schema.json");
+  nlohmann::json probe{{"schema_version", 1}, {"model", "probe"}, {"batch_size", 1}};
+  probe[key] = value;
+  for (const auto& problem : job_schema.problems(probe)) {
+    if (problem.field == key || problem.field.starts_with(key + ".")) {
+      return problem.field == key && problem.expected.find("could not be validated") != std::string::npos
+                 ? "'" + key + "' is not a job field (schemas/job.schema.json)"
+                 : problem.expected;
+    }
+  }
+  return "";
+}
+
+void check_fields(const nlohmann::json& object, const std::string& path, const std::string& origin) {
+  for (const auto& [key, value] : object.items()) {
+    if (const auto problem = field_problem(key, value); !problem.empty()) {
+      throw InvalidInput(path + key, problem, origin);
+    }
+  }
+}
+
+bool matches(const nlohmann::json& configuration, const nlohmann::json& rule) {
+  for (const auto& [key, value] : rule.items()) {
+    if (!configuration.contains(key) || configuration.at(key) != value) return false;
+  }
+  return true;
+}
+
+// The cartesian product of the axes, in the order of their keys and values.
+std::vector<nlohmann::json> product(const nlohmann::json& axes) {
+  std::vector<nlohmann::json> out{nlohmann::json::object()};
+  for (const auto& [key, values] : axes.items()) {
+    std::vector<nlohmann::json> next;
+    next.reserve(out.size() * values.size());
+    for (const auto& partial : out) {
+      for (const auto& value : values) {
+        auto extended = partial;
+        extended[key] = value;
+        next.push_back(std::move(extended));
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json parse_yaml(const std::string& text, const std::string& origin) {
+  try {
+    return to_json(YAML::Load(text));
+  } catch (const YAML::Exception& error) {
+    throw InvalidInput("", "not valid YAML or JSON at line " + std::to_string(error.mark.line + 1) + ", column " +
+                               std::to_string(error.mark.column + 1) + ": " + error.msg,
+                       origin);
+  }
+}
+
+nlohmann::json read_document(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InvalidInput("", "cannot be read", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_yaml(text.str(), path);
+}
+
+Sweep expand(const nlohmann::json& spec, const std::string& origin) {
+  static const schema::Validator sweep_schema("sweep.schema.json");
+  if (const auto problems = sweep_schema.problems(spec); !problems.empty()) {
+    throw InvalidInput(problems.front().field, problems.front().expected, origin);
+  }
+  const auto& axes = spec.at("axes");
+  for (const auto& [key, values] : axes.items()) {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (const auto problem = field_problem(key, values[i]); !problem.empty()) {
+        throw InvalidInput("axes." + key + "[" + std::to_string(i) + "]", problem, origin);
+      }
+    }
+  }
+  const auto fixed = spec.value("fixed", nlohmann::json::object());
+  check_fields(fixed, "fixed.", origin);
+  const auto excludes = spec.value("exclude", nlohmann::json::array());
+  const auto includes = spec.value("include", nlohmann::json::array());
+  for (std::size_t i = 0; i < excludes.size(); ++i) check_fields(excludes[i], "exclude[" + std::to_string(i) + "].", origin);
+  for (std::size_t i = 0; i < includes.size(); ++i) check_fields(includes[i], "include[" + std::to_string(i) + "].", origin);
+
+  std::vector<nlohmann::json> configurations;
+  for (auto& configuration : product(axes)) {
+    const bool excluded =
+        std::any_of(excludes.begin(), excludes.end(), [&](const auto& rule) { return matches(configuration, rule); });
+    if (!excluded) configurations.push_back(std::move(configuration));
+  }
+  for (const auto& extra : includes) {
+    if (std::find(configurations.begin(), configurations.end(), extra) == configurations.end()) {
+      configurations.push_back(extra);
+    }
+  }
+
+  Sweep sweep;
+  sweep.name = spec.at("name");
+  sweep.tags = spec.value("tags", std::vector<std::string>{});
+  sweep.spec = spec;
+  sweep.repeats = spec.value("repeats", int64_t{1});
+  sweep.priority = spec.value("priority", int64_t{0});
+  sweep.max_attempts = spec.value("max_attempts", int64_t{3});
+  sweep.node_exclusive = spec.value("node_exclusive", true);
+  sweep.placement = spec.value("placement", "spread");
+  sweep.requirements = spec.value("requirements", nlohmann::json::object());
+  sweep.configurations = configurations.size();
+
+  static const schema::Validator job_schema("job.schema.json");
+  std::vector<std::pair<std::string, nlohmann::json>> documents;  // config key, job document
+  for (const auto& configuration : configurations) {
+    nlohmann::json document{{"schema_version", 1}, {"sweep", sweep.name}};
+    document.update(fixed);
+    document.update(configuration);
+    if (const auto problems = job_schema.problems(document); !problems.empty()) {
+      throw InvalidInput("axes", "the configuration " + configuration.dump() + " makes an invalid job: " +
+                                     problems.front().field + ": " + problems.front().expected,
+                         origin);
+    }
+    documents.emplace_back(configuration.dump(), std::move(document));
+  }
+
+  // Each round of repeats in its own seeded shuffle (Fisher-Yates over
+  // mt19937_64, whose sequence the standard fixes): the same sweep file
+  // always gives the same order, and drift hits every configuration alike.
+  const bool interleaved = spec.value("order", "interleaved") == "interleaved";
+  std::mt19937_64 engine(spec.value("seed", uint64_t{0}));
+  for (int64_t repeat = 0; repeat < sweep.repeats; ++repeat) {
+    std::vector<std::size_t> order(documents.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    if (interleaved) {
+      for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[engine() % i]);
+    }
+    for (const auto index : order) {
+      sweep.jobs.push_back({static_cast<int64_t>(sweep.jobs.size()), repeat, documents[index].first,
+                            documents[index].second});
+    }
+  }
+  return sweep;
+}
+
+}  // namespace ts::sweep

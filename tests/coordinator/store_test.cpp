@@ -1,0 +1,190 @@
+#include "coordinator/store/store.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "coordinator/store/migrations.hpp"
+#include "shared/errors.hpp"
+#include "tests/support/synthetic_result.hpp"
+
+namespace ts::store {
+namespace {
+
+using testing::make_result;
+using testing::SyntheticResult;
+
+int64_t count(Database& database, const std::string& table) {
+  auto statement = database.prepare("SELECT COUNT(*) FROM " + table);
+  statement.step();
+  return statement.integer(0);
+}
+
+class StoreFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = (std::filesystem::temp_directory_path() /
+             ("ts_store_" + std::to_string(::getpid()) + "_" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db"))
+                .string();
+  }
+  void TearDown() override {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix);
+  }
+  std::string path_;
+};
+
+TEST_F(StoreFile, FreshStoreGetsTheLatestSchemaInWalMode) {
+  Store store(path_);
+  EXPECT_EQ(store.database().user_version(), latest_schema_version());
+  auto mode = store.database().prepare("PRAGMA journal_mode");
+  mode.step();
+  EXPECT_EQ(mode.text(0), "wal");
+  auto keys = store.database().prepare("PRAGMA foreign_keys");
+  keys.step();
+  EXPECT_EQ(keys.integer(0), 1);
+  EXPECT_EQ(count(store.database(), "results"), 0);
+}
+
+TEST_F(StoreFile, ReopeningDoesNotMigrateAgain) {
+  { Store store(path_); store.ingest_result(make_result({}), "a"); }
+  Store again(path_);
+  EXPECT_EQ(count(again.database(), "results"), 1);
+}
+
+TEST_F(StoreFile, NewerStoreIsRefusedAndLeftUntouched) {
+  { Database database(path_); database.set_user_version(latest_schema_version() + 1); }
+  EXPECT_THROW(Store{path_}, InvalidInput);
+  Database database(path_);
+  EXPECT_EQ(database.user_version(), latest_schema_version() + 1);
+  auto tables = database.prepare("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'");
+  tables.step();
+  EXPECT_EQ(tables.integer(0), 0);
+}
+
+TEST_F(StoreFile, OlderStoreIsUpgradedKeepingItsData) {
+  {
+    Database database(path_);  // version 0: a file someone made before the schema existed
+    database.execute("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('keep me')");
+  }
+  Store store(path_);
+  EXPECT_EQ(store.database().user_version(), latest_schema_version());
+  EXPECT_EQ(count(store.database(), "notes"), 1);
+}
+
+TEST(Store, StoringTheSameResultTwiceIsANoOp) {
+  Store store(":memory:");
+  const auto result = make_result({.job_id = "j1", .attempt = 1});
+  EXPECT_TRUE(store.ingest_result(result, "node-a"));
+  EXPECT_FALSE(store.ingest_result(result, "node-a"));
+  EXPECT_TRUE(store.ingest_result(make_result({.job_id = "j1", .attempt = 2}), "node-a"));
+  EXPECT_EQ(count(store.database(), "results"), 2);
+  EXPECT_EQ(count(store.database(), "result_epochs"), 6);
+  EXPECT_EQ(count(store.database(), "result_steps"), 60);
+  EXPECT_EQ(store.ingest_results({result, make_result({.job_id = "j2"})}, "node-b"), 1u);
+}
+
+TEST(Store, InvalidResultsNameTheFieldAndChangeNothing) {
+  Store store(":memory:");
+  auto result = make_result({});
+  result["timing"]["median_epoch_seconds"] = "fast";
+  try {
+    store.ingest_result(result, "node-a");
+    FAIL() << "accepted";
+  } catch (const InvalidInput& error) {
+    EXPECT_EQ(error.field(), "timing.median_epoch_seconds");
+  }
+  result = make_result({});
+  result["job"].erase("job_id");
+  try {
+    store.ingest_results({make_result({.job_id = "fine"}), result}, "node-a");
+    FAIL() << "accepted";
+  } catch (const InvalidInput& error) {
+    EXPECT_EQ(error.field(), "job.job_id");
+  }
+  // The batch was one transaction: the valid result before the bad one is gone too.
+  EXPECT_EQ(count(store.database(), "results"), 0);
+}
+
+TEST(Store, FlatColumnsHoldTheAxesAndFigures) {
+  Store store(":memory:");
+  store.ingest_result(make_result({.model = "resnet18", .mode = "compiled", .batch_size = 128,
+                                   .epoch_seconds = {2.0, 1.0, 3.0}, .iters = 4}),
+                      "node-a");
+  auto row = store.database().prepare(
+      "SELECT model, mode, mode_ran, compiler, batch_size, device_name, median_epoch_s, samples_per_s, compile_s, "
+      "agent FROM results");
+  ASSERT_TRUE(row.step());
+  EXPECT_EQ(row.text(0), "resnet18");
+  EXPECT_EQ(row.text(1), "compiled");
+  EXPECT_EQ(row.text(2), "compiled");
+  EXPECT_EQ(row.text(3), "torchscript-nnc");
+  EXPECT_EQ(row.integer(4), 128);
+  EXPECT_EQ(row.text(5), "Test CPU");
+  EXPECT_DOUBLE_EQ(row.real(6), 2.0);
+  EXPECT_DOUBLE_EQ(row.real(7), 128.0 * 4 / 2.0);
+  EXPECT_DOUBLE_EQ(row.real(8), 0.5);
+  EXPECT_EQ(row.text(9), "node-a");
+}
+
+TEST(Store, MedianAndPercentileAggregates) {
+  Database database(":memory:");
+  database.execute("CREATE TABLE t (x REAL); INSERT INTO t VALUES (4), (1), (3), (2), (NULL)");
+  auto query = database.prepare("SELECT median(x), percentile(x, 25), percentile(x, 100) FROM t");
+  ASSERT_TRUE(query.step());
+  EXPECT_DOUBLE_EQ(query.real(0), 2.5);
+  EXPECT_DOUBLE_EQ(query.real(1), 1.75);  // type 7: position 0.75 between 1 and 2
+  EXPECT_DOUBLE_EQ(query.real(2), 4.0);
+  auto empty = database.prepare("SELECT median(x) FROM t WHERE x > 100");
+  ASSERT_TRUE(empty.step());
+  EXPECT_TRUE(empty.is_null(0));
+  EXPECT_THROW(database.prepare("SELECT percentile(x, 101) FROM t").step(), SqliteError);
+}
+
+TEST(Store, ConfigMediansViewPoolsRepeats) {
+  Store store(":memory:");
+  int id = 0;
+  for (double seconds : {1.0, 3.0, 2.0}) {
+    store.ingest_result(make_result({.job_id = "e" + std::to_string(++id), .epoch_seconds = {seconds}}), "a");
+  }
+  store.ingest_result(make_result({.job_id = "c1", .mode = "compiled", .epoch_seconds = {0.5}}), "a");
+  auto view = store.database().prepare("SELECT mode, results, median_epoch_s FROM config_medians ORDER BY mode");
+  ASSERT_TRUE(view.step());
+  EXPECT_EQ(view.text(0), "compiled");
+  EXPECT_EQ(view.integer(1), 1);
+  ASSERT_TRUE(view.step());
+  EXPECT_EQ(view.text(0), "eager");
+  EXPECT_EQ(view.integer(1), 3);
+  EXPECT_DOUBLE_EQ(view.real(2), 2.0);
+}
+
+TEST(Transaction, RollsBackUnlessCommittedAndRefusesADoubleCommit) {
+  Database database(":memory:");
+  database.execute("CREATE TABLE t (x INTEGER)");
+  try {
+    Transaction transaction(database);
+    database.execute("INSERT INTO t VALUES (1)");
+    throw std::runtime_error("boom");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_EQ(count(database, "t"), 0);
+  Transaction transaction(database);
+  database.execute("INSERT INTO t VALUES (2)");
+  transaction.commit();
+  EXPECT_THROW(transaction.commit(), std::logic_error);
+  EXPECT_EQ(count(database, "t"), 1);
+}
+
+TEST(Sqlite, ErrorsCarryTheCodeAndTheSql) {
+  Database database(":memory:");
+  try {
+    database.prepare("SELECT * FROM missing_table");
+    FAIL();
+  } catch (const SqliteError& error) {
+    EXPECT_NE(error.sql().find("missing_table"), std::string::npos);
+    EXPECT_NE(error.code(), 0);
+  }
+}
+
+}  // namespace
+}  // namespace ts::store

@@ -1,0 +1,145 @@
+#include "shared/sweep/sweep.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "shared/errors.hpp"
+
+namespace ts::sweep {
+namespace {
+
+nlohmann::json minimal() {
+  return parse_yaml(R"(
+name: t
+axes:
+  model: [mlp, resnet18]
+  batch_size: [8, 16, 32]
+  mode: [eager, compiled]
+fixed: {epochs: 2}
+)", "t.yaml");
+}
+
+std::string refusal(const nlohmann::json& spec) {
+  try {
+    expand(spec, "t.yaml");
+  } catch (const InvalidInput& error) {
+    EXPECT_NE(std::string(error.what()).find("t.yaml: "), std::string::npos) << error.what();
+    return error.field();
+  }
+  return "<accepted>";
+}
+
+TEST(Sweep, ExpandsTheCartesianProductWithFixedKnobs) {
+  const auto sweep = expand(minimal(), "t.yaml");
+  EXPECT_EQ(sweep.configurations, 12u);
+  ASSERT_EQ(sweep.jobs.size(), 12u);
+  std::set<std::string> keys;
+  for (const auto& job : sweep.jobs) {
+    keys.insert(job.config_key);
+    EXPECT_EQ(job.document.at("epochs"), 2);
+    EXPECT_EQ(job.document.at("sweep"), "t");
+    EXPECT_EQ(job.document.at("schema_version"), 1);
+  }
+  EXPECT_EQ(keys.size(), 12u);
+}
+
+TEST(Sweep, ExcludeRemovesAndIncludeAdds) {
+  auto spec = minimal();
+  spec["exclude"] = {{{"model", "resnet18"}, {"mode", "compiled"}}};
+  spec["include"] = {{{"model", "transformer"}, {"batch_size", 4}, {"mode", "compiled"}}};
+  const auto sweep = expand(spec, "t.yaml");
+  EXPECT_EQ(sweep.configurations, 12u - 3u + 1u);
+  for (const auto& job : sweep.jobs) {
+    EXPECT_FALSE(job.document["model"] == "resnet18" && job.document["mode"] == "compiled");
+  }
+}
+
+TEST(Sweep, RepeatsAreInterleavedReproduciblyRoundByRound) {
+  auto spec = minimal();
+  spec["repeats"] = 3;
+  const auto a = expand(spec, "t.yaml"), b = expand(spec, "t.yaml");
+  ASSERT_EQ(a.jobs.size(), 36u);
+  for (std::size_t i = 0; i < a.jobs.size(); ++i) {
+    EXPECT_EQ(a.jobs[i].config_key, b.jobs[i].config_key);
+    EXPECT_EQ(a.jobs[i].ordinal, static_cast<int64_t>(i));
+    EXPECT_EQ(a.jobs[i].repeat, static_cast<int64_t>(i / 12));  // round r holds every configuration once
+  }
+  spec["order"] = "grouped";
+  const auto grouped = expand(spec, "t.yaml");
+  bool differs = false;
+  for (std::size_t i = 0; i < 12; ++i) differs |= grouped.jobs[i].config_key != a.jobs[i].config_key;
+  EXPECT_TRUE(differs);
+  spec["order"] = "interleaved";
+  spec["seed"] = 7;
+  const auto reseeded = expand(spec, "t.yaml");
+  differs = false;
+  for (std::size_t i = 0; i < 12; ++i) differs |= reseeded.jobs[i].config_key != a.jobs[i].config_key;
+  EXPECT_TRUE(differs);
+}
+
+TEST(Sweep, ErrorsNameThePathInsideTheFile) {
+  auto spec = minimal();
+  spec["axes"]["batch_size"] = {8, 16, 0};
+  EXPECT_EQ(refusal(spec), "axes.batch_size[2]");
+  spec = minimal();
+  spec["axes"]["precision"] = {"fp32", "fp8"};
+  EXPECT_EQ(refusal(spec), "axes.precision[1]");
+  spec = minimal();
+  spec["axes"]["colour"] = {"red"};
+  EXPECT_EQ(refusal(spec), "axes.colour[0]");
+  spec = minimal();
+  spec["fixed"]["warmup"] = -1;
+  EXPECT_EQ(refusal(spec), "fixed.warmup");
+  spec = minimal();
+  spec["exclude"] = {{{"mode", "jit"}}};
+  EXPECT_EQ(refusal(spec), "exclude[0].mode");
+  spec = minimal();
+  spec.erase("name");
+  EXPECT_EQ(refusal(spec), "name");
+  spec = minimal();
+  spec["repeats"] = 0;
+  EXPECT_EQ(refusal(spec), "repeats");
+  spec = minimal();
+  spec["axes"]["batch_size"] = nlohmann::json::array();
+  EXPECT_EQ(refusal(spec), "axes.batch_size");
+}
+
+TEST(Sweep, ConfigurationsMissingARequiredFieldAreRefused) {
+  auto spec = minimal();
+  spec["axes"].erase("batch_size");
+  EXPECT_EQ(refusal(spec), "axes");
+}
+
+TEST(Yaml, PlainScalarsAreTypedAndQuotedOnesStayStrings) {
+  const auto document = parse_yaml("a: 64\nb: '64'\nc: 1.5e-3\nd: true\ne: ~\nf: [x, 2]\n", "y");
+  EXPECT_EQ(document["a"], 64);
+  EXPECT_EQ(document["b"], "64");
+  EXPECT_DOUBLE_EQ(document["c"].get<double>(), 1.5e-3);
+  EXPECT_EQ(document["d"], true);
+  EXPECT_TRUE(document["e"].is_null());
+  EXPECT_EQ(document["f"], (nlohmann::json{"x", 2}));
+}
+
+TEST(Yaml, SyntaxErrorsGiveTheLine) {
+  try {
+    parse_yaml("name: t\naxes: [\n", "bad.yaml");
+    FAIL();
+  } catch (const InvalidInput& error) {
+    EXPECT_NE(std::string(error.what()).find("bad.yaml: "), std::string::npos);
+    EXPECT_NE(std::string(error.what()).find("line "), std::string::npos);
+  }
+}
+
+TEST(Examples, EveryExampleSweepExpands) {
+  const auto quick = load(TS_SOURCE_DIR "/examples/cpu-quick.yaml");
+  EXPECT_EQ(quick.configurations, 6u);
+  EXPECT_EQ(quick.jobs.size(), 12u);
+  const auto reference = load(TS_SOURCE_DIR "/examples/gpu-resnet50-reference.yaml");
+  EXPECT_EQ(reference.configurations, 18u);
+  EXPECT_EQ(reference.jobs.size(), 54u);
+  EXPECT_EQ(reference.jobs.front().document.at("device"), "cuda");
+}
+
+}  // namespace
+}  // namespace ts::sweep
