@@ -1,0 +1,183 @@
+#include "agent/executor.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "shared/errors.hpp"
+#include "shared/json_io.hpp"
+#include "shared/log.hpp"
+#include "shared/schema.hpp"
+
+extern char** environ;
+
+namespace ts::agent {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Posix spawn attributes and file actions as RAII values.
+struct SpawnSetup {
+  posix_spawnattr_t attributes;
+  posix_spawn_file_actions_t actions;
+  SpawnSetup() {
+    posix_spawnattr_init(&attributes);
+    posix_spawn_file_actions_init(&actions);
+  }
+  ~SpawnSetup() {
+    posix_spawnattr_destroy(&attributes);
+    posix_spawn_file_actions_destroy(&actions);
+  }
+  SpawnSetup(const SpawnSetup&) = delete;
+  SpawnSetup& operator=(const SpawnSetup&) = delete;
+};
+
+std::string signal_reason(int number) {
+  std::string reason = "killed by signal " + std::to_string(number) + " (" + strsignal(number) + ")";
+  if (number == SIGKILL) reason += "; the kernel's out-of-memory killer ends processes this way";
+  return reason;
+}
+
+std::optional<nlohmann::json> read_result(const std::filesystem::path& file, std::string& problem) {
+  static const schema::Validator validator("result.schema.json");
+  if (!std::filesystem::exists(file)) {
+    problem = "it wrote no result document";
+    return std::nullopt;
+  }
+  try {
+    auto document = json_io::read(file.string());
+    validator.validate(document);
+    return document;
+  } catch (const InvalidInput& error) {
+    problem = std::string("its result document is invalid: ") + error.what();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string to_string(ExecutionOutcome::Kind kind) {
+  switch (kind) {
+    case ExecutionOutcome::Kind::completed: return "completed";
+    case ExecutionOutcome::Kind::run_failed: return "run_failed";
+    case ExecutionOutcome::Kind::invalid_job: return "invalid_job";
+    case ExecutionOutcome::Kind::crashed: return "crashed";
+    case ExecutionOutcome::Kind::timed_out: return "timed_out";
+    case ExecutionOutcome::Kind::launch_failed: return "launch_failed";
+  }
+  return "unknown";
+}
+
+std::string tail_of(const std::filesystem::path& file, std::size_t bytes) {
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  const auto size = static_cast<std::size_t>(in.tellg());
+  const auto start = size > bytes ? size - bytes : 0;
+  in.seekg(static_cast<std::streamoff>(start));
+  std::string text(size - start, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (start > 0) {
+    if (const auto newline = text.find('\n'); newline != std::string::npos && newline + 1 < text.size()) {
+      text.erase(0, newline + 1);
+    }
+  }
+  return text;
+}
+
+asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
+  ExecutionOutcome outcome;
+  std::filesystem::create_directories(request.directory);
+  const auto job_file = request.directory / "job.json";
+  const auto result_file = request.directory / "result.json";
+  const auto stdout_file = request.directory / "stdout.log";
+  const auto stderr_file = request.directory / "stderr.log";
+  std::filesystem::remove(result_file);
+  json_io::write_atomically(job_file.string(), request.job);
+
+  const std::string runner = request.runner.string(), job_arg = job_file.string(), out_arg = result_file.string();
+  std::vector<char*> argv{const_cast<char*>(runner.c_str()), const_cast<char*>("--job"),
+                          const_cast<char*>(job_arg.c_str()), const_cast<char*>("--out"),
+                          const_cast<char*>(out_arg.c_str()), nullptr};
+  pid_t pid = -1;
+  int spawn_error = 0;
+  {
+    SpawnSetup setup;
+    // Its own process group, so a timeout can kill everything it started.
+    posix_spawnattr_setflags(&setup.attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&setup.attributes, 0);
+    posix_spawn_file_actions_addopen(&setup.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&setup.actions, STDOUT_FILENO, stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&setup.actions, STDERR_FILENO, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    spawn_error = posix_spawn(&pid, runner.c_str(), &setup.actions, &setup.attributes, argv.data(), environ);
+  }
+  if (spawn_error != 0) {
+    outcome.kind = ExecutionOutcome::Kind::launch_failed;
+    outcome.reason = "cannot start runner " + runner + ": " + std::strerror(spawn_error);
+    co_return outcome;
+  }
+
+  // A reaper thread blocks in waitpid and wakes this coroutine by cancelling
+  // the deadline timer; no polling, and the limit is the same timer.
+  const auto started = Clock::now();
+  auto executor = co_await asio::this_coro::executor;
+  auto deadline = std::make_shared<asio::steady_timer>(executor, request.timeout);
+  auto status = std::make_shared<int>(0);
+  std::thread reaper([pid, status, deadline, executor] {
+    while (::waitpid(pid, status.get(), 0) < 0 && errno == EINTR) {
+    }
+    asio::post(executor, [deadline] { deadline->cancel(); });
+  });
+  boost::system::error_code woken;
+  co_await deadline->async_wait(asio::redirect_error(asio::use_awaitable, woken));
+  const bool timed_out = !woken;  // the timer expired instead of being cancelled
+  if (timed_out) {
+    ::kill(-pid, SIGTERM);
+    deadline->expires_after(request.kill_grace);
+    co_await deadline->async_wait(asio::redirect_error(asio::use_awaitable, woken));
+    ::kill(-pid, SIGKILL);
+  }
+  reaper.join();
+  ::kill(-pid, SIGKILL);  // whatever the runner left behind in its group must not perturb the next job
+  outcome.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  outcome.stdout_tail = tail_of(stdout_file);
+  outcome.stderr_tail = tail_of(stderr_file);
+  if (WIFEXITED(*status)) outcome.exit_code = WEXITSTATUS(*status);
+  if (WIFSIGNALED(*status)) outcome.signal = WTERMSIG(*status);
+
+  std::string problem;
+  if (timed_out) {
+    outcome.kind = ExecutionOutcome::Kind::timed_out;
+    outcome.reason = "timed out after " + std::to_string(request.timeout.count() / 1000.0) +
+                     " s; its process group was killed";
+  } else if (outcome.signal) {
+    outcome.kind = ExecutionOutcome::Kind::crashed;
+    outcome.reason = signal_reason(*outcome.signal);
+  } else if (outcome.exit_code == 2) {
+    outcome.kind = ExecutionOutcome::Kind::invalid_job;
+    outcome.reason = "the runner refused the job (exit 2)";
+  } else if (outcome.exit_code == 0 || outcome.exit_code == 3) {
+    outcome.result = read_result(result_file, problem);
+    const bool ok = outcome.result && outcome.result->at("status") == "ok";
+    if (outcome.result && outcome.exit_code == (ok ? 0 : 3)) {
+      outcome.kind = ok ? ExecutionOutcome::Kind::completed : ExecutionOutcome::Kind::run_failed;
+      if (!ok) outcome.reason = outcome.result->value("error", "the runner reported a failure");
+    } else {
+      outcome.kind = ExecutionOutcome::Kind::crashed;
+      outcome.reason = "exited with code " + std::to_string(*outcome.exit_code) + " but " +
+                       (problem.empty() ? "its result status disagrees with its exit code" : problem);
+    }
+  } else {
+    outcome.kind = ExecutionOutcome::Kind::crashed;
+    outcome.reason = "exited with code " + std::to_string(*outcome.exit_code);
+  }
+  if (outcome.kind != ExecutionOutcome::Kind::completed) log::warn("job ended {}: {}", to_string(outcome.kind), outcome.reason);
+  co_return outcome;
+}
+
+}  // namespace ts::agent

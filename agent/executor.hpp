@@ -1,0 +1,54 @@
+#pragma once
+// Runs one job through a runner (any executable honouring the worker
+// contract) in a child process: its own process group, stdout and stderr to
+// files, a wall-clock limit that kills the whole group, and an outcome that
+// says how it ended and why.
+#include <boost/asio.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace ts::agent {
+
+namespace asio = boost::asio;
+
+struct ExecutionRequest {
+  std::filesystem::path runner;      // executable
+  nlohmann::json job;                // the job document, written to job.json
+  std::filesystem::path directory;   // where job.json, result.json and the logs go (created)
+  std::chrono::milliseconds timeout{std::chrono::hours(1)};
+  std::chrono::milliseconds kill_grace{std::chrono::seconds(3)};  // SIGTERM, then SIGKILL after this
+};
+
+struct ExecutionOutcome {
+  enum class Kind {
+    completed,     // exit 0, a valid result with status ok
+    run_failed,    // exit 3, a valid result with status failed or unsupported
+    invalid_job,   // exit 2: the runner refused the job; retrying cannot help
+    crashed,       // killed by a signal or an unexpected exit code, or no valid result
+    timed_out,     // over the limit; the process group was killed
+    launch_failed  // the runner could not be started
+  };
+  Kind kind = Kind::crashed;
+  std::optional<nlohmann::json> result;  // the runner's result document, when valid
+  std::optional<int> exit_code, signal;
+  std::string reason;  // empty when completed
+  std::string stdout_tail, stderr_tail;
+  double seconds = 0;
+
+  // Whether another attempt could end differently (the coordinator retries these).
+  bool retryable() const { return kind == Kind::crashed || kind == Kind::timed_out || kind == Kind::launch_failed; }
+};
+
+std::string to_string(ExecutionOutcome::Kind kind);
+
+// Runs the request; never throws for anything the child does.
+asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request);
+
+// The last `bytes` of a file, starting at a line boundary when possible.
+std::string tail_of(const std::filesystem::path& file, std::size_t bytes = 4096);
+
+}  // namespace ts::agent

@@ -1,0 +1,141 @@
+// The executor against runners that end every way a runner can end.
+#include "agent/executor.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/support/child_process.hpp"
+#include "tests/support/synthetic_result.hpp"
+
+namespace ts::agent {
+namespace {
+
+using namespace std::chrono_literals;
+using Kind = ExecutionOutcome::Kind;
+
+class Executor : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    directory_ = std::filesystem::temp_directory_path() /
+                 ("ts_executor_" + std::to_string(::getpid()) + "_" +
+                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(directory_);
+    auto ok = testing::make_result({});
+    std::ofstream(directory_ / "ok.json") << ok.dump();
+    auto failed = ok;
+    failed["status"] = "unsupported";
+    failed["error"] = "fp16 is unsupported on this device";
+    for (const char* key : {"execution", "timing", "loss", "memory"}) failed.erase(key);
+    std::ofstream(directory_ / "failed.json") << failed.dump();
+  }
+  void TearDown() override { std::filesystem::remove_all(directory_); }
+
+  // A runner script: $2 is the job file, $4 where the result goes.
+  std::filesystem::path runner(const std::string& name, const std::string& body) {
+    const auto path = directory_ / name;
+    std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+    return path;
+  }
+
+  ExecutionOutcome run(const std::filesystem::path& executable, std::chrono::milliseconds timeout = 20s,
+                       nlohmann::json job = {{"schema_version", 1}, {"model", "mlp"}, {"batch_size", 8}}) {
+    boost::asio::io_context io;
+    ExecutionOutcome outcome;
+    boost::asio::co_spawn(io, execute({executable, job, directory_ / "work", timeout, 300ms}),
+                          [&](std::exception_ptr error, ExecutionOutcome result) {
+                            if (error) std::rethrow_exception(error);
+                            outcome = std::move(result);
+                          });
+    io.run();
+    return outcome;
+  }
+
+  std::filesystem::path directory_;
+};
+
+TEST_F(Executor, CompletedRunCarriesTheResultAndTheJobFileWasWritten) {
+  const auto outcome = run(runner("ok.sh", "test -f \"$2\" || exit 9\ncp " + (directory_ / "ok.json").string() + " \"$4\""));
+  EXPECT_EQ(outcome.kind, Kind::completed) << outcome.reason;
+  ASSERT_TRUE(outcome.result.has_value());
+  EXPECT_EQ(outcome.result->at("status"), "ok");
+  EXPECT_EQ(outcome.exit_code, 0);
+  EXPECT_TRUE(outcome.reason.empty());
+}
+
+TEST_F(Executor, RunnerReportedFailureKeepsItsResultAndReason) {
+  const auto outcome = run(runner("fail.sh", "cp " + (directory_ / "failed.json").string() + " \"$4\"\nexit 3"));
+  EXPECT_EQ(outcome.kind, Kind::run_failed);
+  EXPECT_EQ(outcome.reason, "fp16 is unsupported on this device");
+  EXPECT_FALSE(outcome.retryable());
+}
+
+TEST_F(Executor, Exit2IsAnInvalidJob) {
+  const auto outcome = run(runner("refuse.sh", "echo 'batch_size: must be >= 1' >&2\nexit 2"));
+  EXPECT_EQ(outcome.kind, Kind::invalid_job);
+  EXPECT_NE(outcome.stderr_tail.find("batch_size"), std::string::npos);
+  EXPECT_FALSE(outcome.retryable());
+}
+
+TEST_F(Executor, KilledLikeAnOutOfMemoryKillIsACrashWithTheSignal) {
+  const auto outcome = run(runner("oom.sh", "echo allocating >&2\nkill -9 $$"));
+  EXPECT_EQ(outcome.kind, Kind::crashed);
+  EXPECT_EQ(outcome.signal, SIGKILL);
+  EXPECT_NE(outcome.reason.find("signal 9"), std::string::npos);
+  EXPECT_NE(outcome.reason.find("out-of-memory"), std::string::npos);
+  EXPECT_NE(outcome.stderr_tail.find("allocating"), std::string::npos);
+  EXPECT_TRUE(outcome.retryable());
+}
+
+TEST_F(Executor, UnexpectedExitCodesAndMissingOrInvalidResultsAreCrashes) {
+  auto outcome = run(runner("seven.sh", "exit 7"));
+  EXPECT_EQ(outcome.kind, Kind::crashed);
+  EXPECT_NE(outcome.reason.find("code 7"), std::string::npos);
+  outcome = run(runner("silent.sh", "exit 0"));
+  EXPECT_EQ(outcome.kind, Kind::crashed);
+  EXPECT_NE(outcome.reason.find("no result document"), std::string::npos);
+  outcome = run(runner("garbage.sh", "echo '{}' > \"$4\""));
+  EXPECT_EQ(outcome.kind, Kind::crashed);
+  EXPECT_NE(outcome.reason.find("invalid"), std::string::npos);
+}
+
+TEST_F(Executor, TimeoutKillsTheWholeProcessGroup) {
+  const auto pid_file = directory_ / "grandchild.pid";
+  const auto started = std::chrono::steady_clock::now();
+  const auto outcome =
+      run(runner("hang.sh", "sleep 1000 &\necho $! > " + pid_file.string() + "\ntrap '' TERM\nwait"), 500ms);
+  EXPECT_EQ(outcome.kind, Kind::timed_out);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
+  pid_t grandchild = 0;
+  std::ifstream(pid_file) >> grandchild;
+  ASSERT_GT(grandchild, 0);
+  // The grandchild, in the same group, is gone too (reaped by init, or a zombie at worst).
+  EXPECT_TRUE(testing::wait_for([&] {
+    std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
+    std::string pid, name, state;
+    return !(stat >> pid >> name >> state) || state == "Z";
+  }, 5s));
+}
+
+TEST_F(Executor, MissingRunnerFailsToLaunch) {
+  const auto outcome = run(directory_ / "no-such-runner");
+  EXPECT_EQ(outcome.kind, Kind::launch_failed);
+  EXPECT_NE(outcome.reason.find("cannot start runner"), std::string::npos);
+}
+
+#ifdef TS_WORKER_BINARY
+TEST_F(Executor, RunsTheRealWorker) {
+  const auto outcome = run(TS_WORKER_BINARY, 120s,
+                           {{"schema_version", 1}, {"job_id", "real-1"}, {"model", "mlp"}, {"batch_size", 8},
+                            {"input_size", 16}, {"width", 16}, {"depth", 1}, {"num_classes", 4}, {"epochs", 1},
+                            {"warmup", 1}, {"iters", 2}});
+  EXPECT_EQ(outcome.kind, Kind::completed) << outcome.reason << outcome.stderr_tail;
+  EXPECT_EQ(outcome.result->at("job").at("job_id"), "real-1");
+}
+#endif
+
+}  // namespace
+}  // namespace ts::agent
