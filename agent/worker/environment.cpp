@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -30,6 +31,26 @@ std::string first_value(const char* path, std::string_view key, char separator) 
   return "unknown";
 }
 
+// The BLAS library this process actually loaded (Debian picks it through
+// the libblas.so.3 alternative), resolved to its real path.
+std::string loaded_blas() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    const auto slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    const auto path = line.substr(slash);
+    const auto name = path.substr(path.rfind('/') + 1);
+    if (name.starts_with("libblas") || name.starts_with("libopenblas") || name.starts_with("libmkl_rt") ||
+        name.starts_with("libblis")) {
+      std::error_code error;
+      const auto real = std::filesystem::canonical(path, error);
+      return error ? path : real.string();
+    }
+  }
+  return "none loaded";
+}
+
 std::string hostname() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0) return "unknown";
@@ -53,6 +74,7 @@ nlohmann::json capture_context() {
       {"memory_total_bytes", static_cast<int64_t>(pages) * page_size},
       {"torch_version", compat::torch_version()},
       {"mkldnn", at::hasMKLDNN()},
+      {"blas_library", loaded_blas()},
       {"intra_op_threads", at::get_num_threads()},
       {"interop_threads", at::get_num_interop_threads()},
       {"torchsweep_version", std::string(version::number())},
