@@ -2,8 +2,8 @@
 
 #include "agent/agent.hpp"
 #include "cli/commands.hpp"
+#include "cli/shutdown.hpp"
 #include "shared/errors.hpp"
-#include "shared/log.hpp"
 
 namespace ts::cli {
 namespace {
@@ -39,13 +39,7 @@ Command add_agent_command(CLI::App& app) {
     boost::asio::io_context io;
     agent::Agent node(io, options);
     node.start();
-    boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-    signals.async_wait([&](const boost::system::error_code& error, int signal) {
-      if (error) return;
-      log::info("signal {}: shutting down", signal);
-      node.stop();
-      io.stop();
-    });
+    const auto signals = stop_on_signals(io, [&] { node.stop(); });
     io.run();
     return node.refused() ? exit_code::unavailable : exit_code::ok;
   };

@@ -3,9 +3,9 @@
 #include <fstream>
 
 #include "cli/commands.hpp"
+#include "cli/shutdown.hpp"
 #include "coordinator/coordinator.hpp"
 #include "shared/errors.hpp"
-#include "shared/log.hpp"
 
 namespace ts::cli {
 
@@ -36,13 +36,7 @@ Command add_coordinator_command(CLI::App& app) {
       std::ofstream(temporary) << server.port() << "\n";
       std::rename(temporary.c_str(), settings->port_file.c_str());
     }
-    boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-    signals.async_wait([&](const boost::system::error_code& error, int signal) {
-      if (error) return;
-      log::info("signal {}: shutting down", signal);
-      server.stop();
-      io.stop();
-    });
+    const auto signals = stop_on_signals(io, [&] { server.stop(); });
     io.run();
     return exit_code::ok;
   };

@@ -9,6 +9,7 @@
 
 #include "tests/support/child_process.hpp"
 #include "tests/support/synthetic_result.hpp"
+#include "tests/support/temp_directory.hpp"
 
 namespace ts::agent {
 namespace {
@@ -19,10 +20,6 @@ using Kind = ExecutionOutcome::Kind;
 class Executor : public ::testing::Test {
  protected:
   void SetUp() override {
-    directory_ = std::filesystem::temp_directory_path() /
-                 ("ts_executor_" + std::to_string(::getpid()) + "_" +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(directory_);
     auto ok = testing::make_result({});
     std::ofstream(directory_ / "ok.json") << ok.dump();
     auto failed = ok;
@@ -31,8 +28,6 @@ class Executor : public ::testing::Test {
     for (const char* key : {"execution", "timing", "loss", "memory"}) failed.erase(key);
     std::ofstream(directory_ / "failed.json") << failed.dump();
   }
-  void TearDown() override { std::filesystem::remove_all(directory_); }
-
   // A runner script: $2 is the job file, $4 where the result goes.
   std::filesystem::path runner(const std::string& name, const std::string& body) {
     const auto path = directory_ / name;
@@ -54,7 +49,8 @@ class Executor : public ::testing::Test {
     return outcome;
   }
 
-  std::filesystem::path directory_;
+  testing::TempDirectory temp_{"ts_executor"};
+  const std::filesystem::path& directory_ = temp_.path();
 };
 
 TEST_F(Executor, CompletedRunCarriesTheResultAndTheJobFileWasWritten) {

@@ -10,6 +10,7 @@
 
 #include "tests/support/child_process.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/temp_directory.hpp"
 
 namespace ts {
 namespace {
@@ -21,12 +22,6 @@ using testing::wait_for;
 
 class CoordinatorAndAgents : public ::testing::Test {
  protected:
-  void SetUp() override {
-    directory_ = std::filesystem::temp_directory_path() /
-                 ("ts_integration_" + std::to_string(::getpid()) + "_" +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(directory_);
-  }
   void TearDown() override {
     agents_.clear();
     coordinator_.reset();
@@ -35,7 +30,6 @@ class CoordinatorAndAgents : public ::testing::Test {
         if (entry.path().extension() == ".log") std::cerr << "--- " << entry.path() << "\n" << testing::slurp(entry.path());
       }
     }
-    std::filesystem::remove_all(directory_);
   }
 
   // Starts a coordinator on a free port (or `port`) and waits for it to listen.
@@ -93,7 +87,8 @@ class CoordinatorAndAgents : public ::testing::Test {
     return n == 0 ? received : received + "<not closed>";
   }
 
-  std::filesystem::path directory_;
+  testing::TempDirectory temp_{"ts_integration"};
+  const std::filesystem::path& directory_ = temp_.path();
   int port_ = 0;
   std::unique_ptr<ChildProcess> coordinator_;
   std::vector<std::unique_ptr<ChildProcess>> agents_;

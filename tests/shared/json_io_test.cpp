@@ -6,20 +6,15 @@
 #include <fstream>
 
 #include "shared/errors.hpp"
+#include "tests/support/temp_directory.hpp"
 
 namespace ts::json_io {
 namespace {
 
 class JsonIo : public ::testing::Test {
  protected:
-  void SetUp() override {
-    directory_ = std::filesystem::temp_directory_path() /
-                 ("ts_json_io_" + std::to_string(::getpid()) + "_" +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(directory_);
-  }
-  void TearDown() override { std::filesystem::remove_all(directory_); }
-  std::filesystem::path directory_;
+  testing::TempDirectory temp_{"ts_json_io"};
+  const std::filesystem::path& directory_ = temp_.path();
 };
 
 TEST_F(JsonIo, WritesAtomicallyAndReadsBack) {

@@ -6,6 +6,7 @@
 
 #include "shared/schema.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/temp_directory.hpp"
 #include "tests/worker/tiny_jobs.hpp"
 
 namespace ts::worker {
@@ -15,14 +16,6 @@ using ts::testing::run_program;
 
 class WorkerProcess : public ::testing::Test {
  protected:
-  void SetUp() override {
-    directory_ = std::filesystem::temp_directory_path() /
-                 ("ts_worker_" + std::to_string(::getpid()) + "_" +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(directory_);
-  }
-  void TearDown() override { std::filesystem::remove_all(directory_); }
-
   std::string write_job(const std::string& text) {
     const auto path = directory_ / "job.json";
     std::ofstream(path) << text;
@@ -30,7 +23,8 @@ class WorkerProcess : public ::testing::Test {
   }
   std::string out_path() const { return (directory_ / "result.json").string(); }
 
-  std::filesystem::path directory_;
+  ts::testing::TempDirectory temp_{"ts_worker"};
+  const std::filesystem::path& directory_ = temp_.path();
 };
 
 TEST_F(WorkerProcess, BadJobsExitWith2NameTheFieldAndWriteNoResult) {
