@@ -10,8 +10,7 @@ namespace ts::agent {
 
 using asio::use_awaitable;
 
-Agent::Agent(asio::io_context& io, AgentOptions options)
-    : io_(io), options_(std::move(options)), backoff_timer_(io) {
+Agent::Agent(asio::io_context& io, AgentOptions options) : io_(io), options_(std::move(options)), backoff_timer_(io) {
   std::vector<std::string> runner_names;
   for (const auto& [name, path] : options_.runners) runner_names.push_back(name);
   capabilities_ = detect_capabilities(runner_names);
@@ -66,8 +65,8 @@ asio::awaitable<void> Agent::session(asio::ip::tcp::socket socket) {
     connection->stop();
     co_return;
   }
-  const auto interval = std::chrono::milliseconds(
-      static_cast<int64_t>(welcome.at("heartbeat_interval_s").get<double>() * 1000.0));
+  const auto interval =
+      std::chrono::milliseconds(static_cast<int64_t>(welcome.at("heartbeat_interval_s").get<double>() * 1000.0));
   log::info("connected to coordinator {} as {}", connection->peer(), options_.name);
   asio::co_spawn(io_, heartbeats(connection, interval), asio::detached);
   while (!connection->stopped()) {

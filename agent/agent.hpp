@@ -3,7 +3,6 @@
 // capabilities, heartbeats, and reconnection with backoff when the
 // coordinator goes away.
 #include <boost/asio.hpp>
-
 #include <chrono>
 #include <map>
 #include <memory>

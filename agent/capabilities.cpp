@@ -19,8 +19,7 @@ std::string trim(const std::string& text) {
 
 std::string run_nvidia_smi() {
   // Only the fixed query below is ever run; nothing from the network.
-  const char* command =
-      "nvidia-smi --query-gpu=index,name,memory.total,uuid --format=csv,noheader,nounits 2>/dev/null";
+  const char* command = "nvidia-smi --query-gpu=index,name,memory.total,uuid --format=csv,noheader,nounits 2>/dev/null";
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command, "r"), pclose);
   if (!pipe) return "";
   std::string output;
@@ -42,9 +41,8 @@ nlohmann::json parse_nvidia_smi(const std::string& csv) {
     while (std::getline(cells, cell, ',')) fields.push_back(trim(cell));
     if (fields.size() < 3) continue;
     try {
-      nlohmann::json gpu{{"index", std::stoi(fields[0])},
-                         {"name", fields[1]},
-                         {"memory_bytes", std::stoll(fields[2]) * 1024 * 1024}};
+      nlohmann::json gpu{
+          {"index", std::stoi(fields[0])}, {"name", fields[1]}, {"memory_bytes", std::stoll(fields[2]) * 1024 * 1024}};
       if (fields.size() > 3) gpu["uuid"] = fields[3];
       gpus.push_back(std::move(gpu));
     } catch (const std::exception&) {

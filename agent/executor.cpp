@@ -64,12 +64,18 @@ std::optional<nlohmann::json> read_result(const std::filesystem::path& file, std
 
 std::string to_string(ExecutionOutcome::Kind kind) {
   switch (kind) {
-    case ExecutionOutcome::Kind::completed: return "completed";
-    case ExecutionOutcome::Kind::run_failed: return "run_failed";
-    case ExecutionOutcome::Kind::invalid_job: return "invalid_job";
-    case ExecutionOutcome::Kind::crashed: return "crashed";
-    case ExecutionOutcome::Kind::timed_out: return "timed_out";
-    case ExecutionOutcome::Kind::launch_failed: return "launch_failed";
+    case ExecutionOutcome::Kind::completed:
+      return "completed";
+    case ExecutionOutcome::Kind::run_failed:
+      return "run_failed";
+    case ExecutionOutcome::Kind::invalid_job:
+      return "invalid_job";
+    case ExecutionOutcome::Kind::crashed:
+      return "crashed";
+    case ExecutionOutcome::Kind::timed_out:
+      return "timed_out";
+    case ExecutionOutcome::Kind::launch_failed:
+      return "launch_failed";
   }
   return "unknown";
 }
@@ -101,7 +107,7 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
   json_io::write_atomically(job_file.string(), request.job);
 
   const std::string runner = request.runner.string(), job_arg = job_file.string(), out_arg = result_file.string();
-  std::vector<char*> argv{const_cast<char*>(runner.c_str()), const_cast<char*>("--job"),
+  std::vector<char*> argv{const_cast<char*>(runner.c_str()),  const_cast<char*>("--job"),
                           const_cast<char*>(job_arg.c_str()), const_cast<char*>("--out"),
                           const_cast<char*>(out_arg.c_str()), nullptr};
   pid_t pid = -1;
@@ -112,8 +118,10 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
     posix_spawnattr_setflags(&setup.attributes, POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setpgroup(&setup.attributes, 0);
     posix_spawn_file_actions_addopen(&setup.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&setup.actions, STDOUT_FILENO, stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&setup.actions, STDERR_FILENO, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&setup.actions, STDOUT_FILENO, stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_addopen(&setup.actions, STDERR_FILENO, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
     spawn_error = posix_spawn(&pid, runner.c_str(), &setup.actions, &setup.attributes, argv.data(), environ);
   }
   if (spawn_error != 0) {
@@ -153,8 +161,8 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
   std::string problem;
   if (timed_out) {
     outcome.kind = ExecutionOutcome::Kind::timed_out;
-    outcome.reason = "timed out after " + std::to_string(request.timeout.count() / 1000.0) +
-                     " s; its process group was killed";
+    outcome.reason =
+        "timed out after " + std::to_string(request.timeout.count() / 1000.0) + " s; its process group was killed";
   } else if (outcome.signal) {
     outcome.kind = ExecutionOutcome::Kind::crashed;
     outcome.reason = signal_reason(*outcome.signal);
@@ -176,7 +184,8 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
     outcome.kind = ExecutionOutcome::Kind::crashed;
     outcome.reason = "exited with code " + std::to_string(*outcome.exit_code);
   }
-  if (outcome.kind != ExecutionOutcome::Kind::completed) log::warn("job ended {}: {}", to_string(outcome.kind), outcome.reason);
+  if (outcome.kind != ExecutionOutcome::Kind::completed)
+    log::warn("job ended {}: {}", to_string(outcome.kind), outcome.reason);
   co_return outcome;
 }
 

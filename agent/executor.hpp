@@ -4,7 +4,6 @@
 // files, a wall-clock limit that kills the whole group, and an outcome that
 // says how it ended and why.
 #include <boost/asio.hpp>
-
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -16,9 +15,9 @@ namespace ts::agent {
 namespace asio = boost::asio;
 
 struct ExecutionRequest {
-  std::filesystem::path runner;      // executable
-  nlohmann::json job;                // the job document, written to job.json
-  std::filesystem::path directory;   // where job.json, result.json and the logs go (created)
+  std::filesystem::path runner;     // executable
+  nlohmann::json job;               // the job document, written to job.json
+  std::filesystem::path directory;  // where job.json, result.json and the logs go (created)
   std::chrono::milliseconds timeout{std::chrono::hours(1)};
   std::chrono::milliseconds kill_grace{std::chrono::seconds(3)};  // SIGTERM, then SIGKILL after this
 };

@@ -23,8 +23,7 @@ std::vector<double> hand_written_steps(const Job& job) {
   torch::manual_seed(static_cast<uint64_t>(job.seed));
   auto model = find_model(job.model).build(job.model_config);
   model.module->train();
-  torch::optim::SGD optimizer(model.module->parameters(),
-                              torch::optim::SGDOptions(job.lr).momentum(job.momentum));
+  torch::optim::SGD optimizer(model.module->parameters(), torch::optim::SGDOptions(job.lr).momentum(job.momentum));
   std::vector<int64_t> shape{job.batch_size};
   shape.insert(shape.end(), model.sample_shape.begin(), model.sample_shape.end());
   const auto inputs = torch::randn(shape);

@@ -2,7 +2,6 @@
 // The modes of the torchsweep dispatcher: each registers its subcommand and
 // returns the function that runs it (returning the exit code).
 #include <CLI/CLI.hpp>
-
 #include <functional>
 
 namespace ts::cli {

@@ -10,12 +10,12 @@
 #include "shared/version.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"torchsweep " + std::string(ts::version::number()) +
-               ": distributed benchmark orchestrator for PyTorch"};
+  CLI::App app{"torchsweep " + std::string(ts::version::number()) + ": distributed benchmark orchestrator for PyTorch"};
   app.require_subcommand(1);
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "debug | info | warn | error | off")->capture_default_str();
-  app.set_version_flag("--version", std::string(ts::version::number()) + " (" + std::string(ts::version::commit()) + ")");
+  app.set_version_flag("--version",
+                       std::string(ts::version::number()) + " (" + std::string(ts::version::commit()) + ")");
   const std::vector<std::pair<std::string, ts::cli::Command>> commands{
       {"coordinator", ts::cli::add_coordinator_command(app)},
       {"agent", ts::cli::add_agent_command(app)},

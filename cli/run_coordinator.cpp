@@ -1,5 +1,4 @@
 #include <boost/asio.hpp>
-
 #include <fstream>
 
 #include "cli/commands.hpp"
@@ -27,8 +26,7 @@ Command add_coordinator_command(CLI::App& app) {
     boost::asio::io_context io;
     coordinator::CoordinatorOptions options;
     options.listen = wire::parse_endpoint(settings->listen, "--listen");
-    options.heartbeat_interval =
-        std::chrono::milliseconds(static_cast<int64_t>(settings->heartbeat_s * 1000.0));
+    options.heartbeat_interval = std::chrono::milliseconds(static_cast<int64_t>(settings->heartbeat_s * 1000.0));
     coordinator::Coordinator server(io, options);
     server.start();
     if (!settings->port_file.empty()) {

@@ -2,7 +2,6 @@
 // Orderly shutdown of a long-running mode: on SIGINT or SIGTERM, run `stop`
 // (stop accepting, close sessions) and then stop the io_context.
 #include <boost/asio.hpp>
-
 #include <functional>
 
 namespace ts::cli {

@@ -3,7 +3,6 @@
 // hello, keeps the registry of connected agents (heartbeats watched), and
 // answers client requests.
 #include <boost/asio.hpp>
-
 #include <chrono>
 #include <map>
 #include <memory>

@@ -25,11 +25,16 @@ Settings& settings() {
 
 std::string_view name_of(Level level) {
   switch (level) {
-    case Level::debug: return "DEBUG";
-    case Level::info: return "INFO ";
-    case Level::warn: return "WARN ";
-    case Level::error: return "ERROR";
-    case Level::off: break;
+    case Level::debug:
+      return "DEBUG";
+    case Level::info:
+      return "INFO ";
+    case Level::warn:
+      return "WARN ";
+    case Level::error:
+      return "ERROR";
+    case Level::off:
+      break;
   }
   return "?    ";
 }

@@ -36,9 +36,9 @@ struct Interval {
 };
 
 struct BootstrapOptions {
-  double level = 0.95;       // two-sided confidence level
+  double level = 0.95;  // two-sided confidence level
   std::size_t resamples = 2000;
-  std::uint64_t seed = 0;    // same seed, same interval, on every platform
+  std::uint64_t seed = 0;  // same seed, same interval, on every platform
 };
 
 // Percentile-bootstrap confidence interval of the median.

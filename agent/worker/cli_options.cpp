@@ -1,7 +1,6 @@
 #include "agent/worker/cli_options.hpp"
 
 #include <CLI/CLI.hpp>
-
 #include <charconv>
 #include <optional>
 

@@ -2,7 +2,6 @@
 // torchsweep-worker's command line: a job file (or stdin) and/or one-off
 // flags that set or override job fields.
 #include <nlohmann/json.hpp>
-
 #include <optional>
 #include <string>
 

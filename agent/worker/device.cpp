@@ -101,8 +101,11 @@ std::unique_ptr<StepClock> make_step_clock(const torch::Device& device) {
 }
 
 nlohmann::json gpu_context() {
-  nlohmann::json context{{"cuda_version", nullptr}, {"cudnn_version", nullptr}, {"gpu_driver", nullptr},
-                         {"gpu_count", 0}, {"gpus", nlohmann::json::array()}};
+  nlohmann::json context{{"cuda_version", nullptr},
+                         {"cudnn_version", nullptr},
+                         {"gpu_driver", nullptr},
+                         {"gpu_count", 0},
+                         {"gpus", nlohmann::json::array()}};
 #ifdef TORCHSWEEP_WITH_CUDA
   const auto count = static_cast<int>(torch::cuda::device_count());
   context["gpu_count"] = count;
@@ -118,12 +121,12 @@ nlohmann::json gpu_context() {
   }
   for (int index = 0; index < count; ++index) {
     const auto* properties = at::cuda::getDeviceProperties(index);
-    context["gpus"].push_back({{"index", index},
-                               {"name", properties->name},
-                               {"memory_bytes", properties->totalGlobalMem},
-                               {"compute_capability", std::to_string(properties->major) + "." +
-                                                          std::to_string(properties->minor)},
-                               {"multiprocessors", properties->multiProcessorCount}});
+    context["gpus"].push_back(
+        {{"index", index},
+         {"name", properties->name},
+         {"memory_bytes", properties->totalGlobalMem},
+         {"compute_capability", std::to_string(properties->major) + "." + std::to_string(properties->minor)},
+         {"multiprocessors", properties->multiProcessorCount}});
   }
 #endif
   return context;

@@ -42,15 +42,13 @@ class Experiment {
     model_ = find_model(job.model).build(job.model_config);
     model_.module->to(device);
     model_.module->train(job.task == Task::train);
-    data_ = std::make_unique<SyntheticData>(job.batch_size, model_.sample_shape, model_.num_classes,
-                                            job.data_batches, job.seed + 1, device);
+    data_ = std::make_unique<SyntheticData>(job.batch_size, model_.sample_shape, model_.num_classes, job.data_batches,
+                                            job.seed + 1, device);
     if (job.task == Task::train) optimizer_ = make_optimizer(job, model_.module->parameters());
     if (plan.loss_scaling) scaler_.emplace(device);
     if (mode == Mode::compiled) {
       enable_fusers();
-      capture_seconds_ = synchronized_seconds(device_, [&] {
-        path_ = capture(model_, data_->peek().inputs, plan_);
-      });
+      capture_seconds_ = synchronized_seconds(device_, [&] { path_ = capture(model_, data_->peek().inputs, plan_); });
     } else {
       path_ = make_eager_path(model_, plan_);
     }
@@ -188,7 +186,8 @@ Result run_experiment(const Job& job, const CaptureFunction& capture) {
   try {
     configure_threads(job);
     if (job.gpus > 1) {
-      throw Unsupported("gpus = " + std::to_string(job.gpus) + ": multi-rank jobs are launched by the agent "
+      throw Unsupported("gpus = " + std::to_string(job.gpus) +
+                        ": multi-rank jobs are launched by the agent "
                         "under mpirun; a single worker process runs one rank");
     }
     const auto device = resolve_device(job.device);

@@ -14,8 +14,7 @@ namespace ts::worker {
 // with the reason. Only a job whose content is invalid throws
 // ts::InvalidInput (e.g. heads that do not divide width). `capture` is how
 // compiled mode captures the model (replaceable to exercise the fallback).
-using CaptureFunction =
-    std::function<std::unique_ptr<ForwardPath>(Model&, const torch::Tensor&, const PrecisionPlan&)>;
+using CaptureFunction = std::function<std::unique_ptr<ForwardPath>(Model&, const torch::Tensor&, const PrecisionPlan&)>;
 Result run_experiment(const Job& job, const CaptureFunction& capture = capture_torchscript);
 
 }  // namespace ts::worker

@@ -28,8 +28,7 @@ std::unique_ptr<ForwardPath> make_eager_path(Model& model, const PrecisionPlan& 
 // is taken under the plan's autocast, which records the casts into the
 // graph; the graph then runs with autocast off. Buffers are restored after
 // tracing so capture does not advance the running statistics.
-std::unique_ptr<ForwardPath> capture_torchscript(Model& model, const torch::Tensor& example,
-                                                 const PrecisionPlan& plan);
+std::unique_ptr<ForwardPath> capture_torchscript(Model& model, const torch::Tensor& example, const PrecisionPlan& plan);
 
 // Turns on the TensorExpr (NNC) fuser, on CPU too (off by default there).
 // NNC's reductions (softmax into a group) stay off: on LibTorch 2.6 CPU a

@@ -41,8 +41,7 @@ FusionObserver::FusionObserver() {
     o.owned = true;
     o.launches.clear();
   }
-  handle_ = at::addGlobalCallback(
-      at::RecordFunctionCallback(on_function_start).scopes({at::RecordScope::FUNCTION}));
+  handle_ = at::addGlobalCallback(at::RecordFunctionCallback(on_function_start).scopes({at::RecordScope::FUNCTION}));
 }
 
 FusionObserver::~FusionObserver() {

@@ -1,9 +1,8 @@
 #pragma once
 // The job document (schemas/job.schema.json): the only place its fields are
 // spelled on the worker side.
-#include <nlohmann/json.hpp>
-
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,7 +18,8 @@ enum class Fallback { none, eager };
 
 NLOHMANN_JSON_SERIALIZE_ENUM(Task, {{Task::train, "train"}, {Task::infer, "infer"}})
 NLOHMANN_JSON_SERIALIZE_ENUM(Mode, {{Mode::eager, "eager"}, {Mode::compiled, "compiled"}})
-NLOHMANN_JSON_SERIALIZE_ENUM(Precision, {{Precision::fp32, "fp32"}, {Precision::bf16, "bf16"}, {Precision::fp16, "fp16"}})
+NLOHMANN_JSON_SERIALIZE_ENUM(Precision,
+                             {{Precision::fp32, "fp32"}, {Precision::bf16, "bf16"}, {Precision::fp16, "fp16"}})
 NLOHMANN_JSON_SERIALIZE_ENUM(Fallback, {{Fallback::none, "none"}, {Fallback::eager, "eager"}})
 
 // A job with every default resolved. Defaults are documented in docs/worker.md.
@@ -39,7 +39,7 @@ struct Job {
   int64_t iters = 0;  // resolved: given, or dataset_size / batch_size
   std::optional<int64_t> dataset_size;
   int64_t data_batches = 4;
-  ModelConfig model_config;  // the model's defaults overridden by the job
+  ModelConfig model_config;              // the model's defaults overridden by the job
   std::vector<std::string> model_knobs;  // the knobs of model_config the model reads
   std::string device = "cpu";
   int64_t threads = 0;  // resolved: 0 becomes the cores available to the process

@@ -55,11 +55,14 @@ int main(int argc, char** argv) {
   }
   try {
     switch (command.action) {
-      case ts::worker::WorkerCommand::Action::list_models: list_models(); return ts::exit_code::ok;
+      case ts::worker::WorkerCommand::Action::list_models:
+        list_models();
+        return ts::exit_code::ok;
       case ts::worker::WorkerCommand::Action::show_version:
         std::cout << "torchsweep-worker " << ts::version::number() << " (" << ts::version::commit() << ")\n";
         return ts::exit_code::ok;
-      case ts::worker::WorkerCommand::Action::run: return run(command);
+      case ts::worker::WorkerCommand::Action::run:
+        return run(command);
     }
   } catch (const ts::InvalidInput& error) {
     ts::log::error("invalid job: {}", error.what());

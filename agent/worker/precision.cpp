@@ -8,8 +8,11 @@ namespace ts::worker {
 PrecisionPlan plan_precision(Precision precision, const torch::Device& device) {
   PrecisionPlan plan{precision, device.type(), std::nullopt, false};
   switch (precision) {
-    case Precision::fp32: break;
-    case Precision::bf16: plan.autocast_dtype = at::kBFloat16; break;
+    case Precision::fp32:
+      break;
+    case Precision::bf16:
+      plan.autocast_dtype = at::kBFloat16;
+      break;
     case Precision::fp16:
       if (!device.is_cuda()) {
         throw Unsupported("precision fp16 is unsupported on this device (" + device.str() +
@@ -46,8 +49,8 @@ AutocastScope::~AutocastScope() {
   compat::set_autocast_dtype(device_type_, previous_dtype_);
 }
 
-LossScaler::LossScaler(const torch::Device& device, double initial_scale, double growth_factor,
-                       double backoff_factor, int64_t growth_interval)
+LossScaler::LossScaler(const torch::Device& device, double initial_scale, double growth_factor, double backoff_factor,
+                       int64_t growth_interval)
     : scale_(torch::full({1}, initial_scale, torch::TensorOptions().dtype(torch::kFloat).device(device))),
       growth_tracker_(torch::zeros({1}, torch::TensorOptions().dtype(torch::kInt).device(device))),
       found_inf_(torch::zeros({1}, torch::TensorOptions().dtype(torch::kFloat).device(device))),
@@ -78,8 +81,6 @@ bool LossScaler::step(torch::optim::Optimizer& optimizer) {
   return finite;
 }
 
-LossScalingReport LossScaler::report() const {
-  return {initial_scale_, scale_.item<double>(), skipped_steps_};
-}
+LossScalingReport LossScaler::report() const { return {initial_scale_, scale_.item<double>(), skipped_steps_}; }
 
 }  // namespace ts::worker

@@ -2,7 +2,6 @@
 // The result document (schemas/result.schema.json): the only place its
 // fields are spelled on the worker side.
 #include <nlohmann/json.hpp>
-
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,7 +11,8 @@
 namespace ts::worker {
 
 enum class Status { ok, failed, unsupported };
-NLOHMANN_JSON_SERIALIZE_ENUM(Status, {{Status::ok, "ok"}, {Status::failed, "failed"}, {Status::unsupported, "unsupported"}})
+NLOHMANN_JSON_SERIALIZE_ENUM(Status,
+                             {{Status::ok, "ok"}, {Status::failed, "failed"}, {Status::unsupported, "unsupported"}})
 
 struct FusionReport {
   int64_t fused_kernels = 0;

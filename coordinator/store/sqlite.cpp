@@ -57,16 +57,21 @@ void quantile_final(sqlite3_context* context) {
 
 void register_functions(sqlite3* database) {
   constexpr int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC;
-  check(database, sqlite3_create_function_v2(database, "median", 1, flags, nullptr, nullptr, median_step,
-                                             quantile_final, nullptr), "median()");
-  check(database, sqlite3_create_function_v2(database, "percentile", 2, flags, nullptr, nullptr, percentile_step,
-                                             quantile_final, nullptr), "percentile()");
+  check(
+      database,
+      sqlite3_create_function_v2(database, "median", 1, flags, nullptr, nullptr, median_step, quantile_final, nullptr),
+      "median()");
+  check(database,
+        sqlite3_create_function_v2(database, "percentile", 2, flags, nullptr, nullptr, percentile_step, quantile_final,
+                                   nullptr),
+        "percentile()");
 }
 
 }  // namespace
 
 SqliteError::SqliteError(int code, const std::string& message, std::string sql)
-    : std::runtime_error("SQLite error " + std::to_string(code) + ": " + message + (sql.empty() ? "" : " [" + sql + "]")),
+    : std::runtime_error("SQLite error " + std::to_string(code) + ": " + message +
+                         (sql.empty() ? "" : " [" + sql + "]")),
       code_(code),
       sql_(std::move(sql)) {}
 
@@ -128,8 +133,8 @@ Statement& Statement::bind(int index, double value) {
   return *this;
 }
 Statement& Statement::bind(int index, std::string_view value) {
-  check(database_, sqlite3_bind_text(handle_.get(), index, value.data(), static_cast<int>(value.size()),
-                                     SQLITE_TRANSIENT), sql_);
+  check(database_,
+        sqlite3_bind_text(handle_.get(), index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT), sql_);
   return *this;
 }
 Statement& Statement::bind(int index, std::nullptr_t) {

@@ -43,7 +43,8 @@ Store::Store(const std::string& path)
           "fused_kernels, fallback_reason, error, document, received_at) "
           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
           "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)")),
-      insert_epoch_(database_.prepare("INSERT INTO result_epochs (job_id, attempt, epoch, seconds) VALUES (?, ?, ?, ?)")),
+      insert_epoch_(
+          database_.prepare("INSERT INTO result_epochs (job_id, attempt, epoch, seconds) VALUES (?, ?, ?, ?)")),
       insert_step_(database_.prepare(
           "INSERT INTO result_steps (job_id, attempt, epoch, step, seconds) VALUES (?, ?, ?, ?, ?)")) {}
 
@@ -97,9 +98,9 @@ bool Store::insert_result(const nlohmann::json& result, const std::string& agent
   const auto noisy = optional_at<bool>(result, Pointer("/timing/noisy"));
 
   insert_result_
-      .bind_all(job_id, attempt, optional_at<std::string>(job, Pointer("/sweep")), result.at("status").get<std::string>(),
-                job.at("model").get<std::string>(), job.value("task", "train"), job.at("batch_size").get<int64_t>(),
-                job.value("precision", "fp32"), job.value("mode", "eager"),
+      .bind_all(job_id, attempt, optional_at<std::string>(job, Pointer("/sweep")),
+                result.at("status").get<std::string>(), job.at("model").get<std::string>(), job.value("task", "train"),
+                job.at("batch_size").get<int64_t>(), job.value("precision", "fp32"), job.value("mode", "eager"),
                 optional_at<std::string>(result, Pointer("/execution/mode")),
                 optional_at<std::string>(result, Pointer("/execution/compiler")),
                 result.at("runner").at("name").get<std::string>(), job.value("gpus", int64_t{1}), device_name(result),
@@ -123,7 +124,8 @@ bool Store::insert_result(const nlohmann::json& result, const std::string& agent
     for (std::size_t e = 0; e < epochs.size(); ++e) {
       insert_epoch_.bind_all(job_id, attempt, static_cast<int64_t>(e), epochs[e].get<double>()).run();
       for (std::size_t s = 0; e < steps.size() && s < steps[e].size(); ++s) {
-        insert_step_.bind_all(job_id, attempt, static_cast<int64_t>(e), static_cast<int64_t>(s), steps[e][s].get<double>())
+        insert_step_
+            .bind_all(job_id, attempt, static_cast<int64_t>(e), static_cast<int64_t>(s), steps[e][s].get<double>())
             .run();
       }
     }

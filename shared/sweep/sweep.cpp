@@ -44,8 +44,10 @@ nlohmann::json to_json(const YAML::Node& node) {
       for (const auto& entry : node) object[entry.first.as<std::string>()] = to_json(entry.second);
       return object;
     }
-    case YAML::NodeType::Scalar: return scalar(node);
-    default: return nullptr;
+    case YAML::NodeType::Scalar:
+      return scalar(node);
+    default:
+      return nullptr;
   }
 }
 
@@ -104,8 +106,9 @@ nlohmann::json parse_yaml(const std::string& text, const std::string& origin) {
   try {
     return to_json(YAML::Load(text));
   } catch (const YAML::Exception& error) {
-    throw InvalidInput("", "not valid YAML or JSON at line " + std::to_string(error.mark.line + 1) + ", column " +
-                               std::to_string(error.mark.column + 1) + ": " + error.msg,
+    throw InvalidInput("",
+                       "not valid YAML or JSON at line " + std::to_string(error.mark.line + 1) + ", column " +
+                           std::to_string(error.mark.column + 1) + ": " + error.msg,
                        origin);
   }
 }
@@ -135,8 +138,10 @@ Sweep expand(const nlohmann::json& spec, const std::string& origin) {
   check_fields(fixed, "fixed.", origin);
   const auto excludes = spec.value("exclude", nlohmann::json::array());
   const auto includes = spec.value("include", nlohmann::json::array());
-  for (std::size_t i = 0; i < excludes.size(); ++i) check_fields(excludes[i], "exclude[" + std::to_string(i) + "].", origin);
-  for (std::size_t i = 0; i < includes.size(); ++i) check_fields(includes[i], "include[" + std::to_string(i) + "].", origin);
+  for (std::size_t i = 0; i < excludes.size(); ++i)
+    check_fields(excludes[i], "exclude[" + std::to_string(i) + "].", origin);
+  for (std::size_t i = 0; i < includes.size(); ++i)
+    check_fields(includes[i], "include[" + std::to_string(i) + "].", origin);
 
   std::vector<nlohmann::json> configurations;
   for (auto& configuration : product(axes)) {
@@ -169,8 +174,9 @@ Sweep expand(const nlohmann::json& spec, const std::string& origin) {
     document.update(fixed);
     document.update(configuration);
     if (const auto problems = job_schema.problems(document); !problems.empty()) {
-      throw InvalidInput("axes", "the configuration " + configuration.dump() + " makes an invalid job: " +
-                                     problems.front().field + ": " + problems.front().expected,
+      throw InvalidInput("axes",
+                         "the configuration " + configuration.dump() +
+                             " makes an invalid job: " + problems.front().field + ": " + problems.front().expected,
                          origin);
     }
     documents.emplace_back(configuration.dump(), std::move(document));
@@ -188,8 +194,8 @@ Sweep expand(const nlohmann::json& spec, const std::string& origin) {
       for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[engine() % i]);
     }
     for (const auto index : order) {
-      sweep.jobs.push_back({static_cast<int64_t>(sweep.jobs.size()), repeat, documents[index].first,
-                            documents[index].second});
+      sweep.jobs.push_back(
+          {static_cast<int64_t>(sweep.jobs.size()), repeat, documents[index].first, documents[index].second});
     }
   }
   return sweep;

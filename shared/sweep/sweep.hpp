@@ -8,10 +8,10 @@
 namespace ts::sweep {
 
 struct PlannedJob {
-  int64_t ordinal = 0;     // position in run order
-  int64_t repeat = 0;      // 0-based repeat of its configuration
-  std::string config_key;  // the configuration as canonical JSON, without the repeat
-  nlohmann::json document; // a job document (schemas/job.schema.json) without job_id and attempt
+  int64_t ordinal = 0;      // position in run order
+  int64_t repeat = 0;       // 0-based repeat of its configuration
+  std::string config_key;   // the configuration as canonical JSON, without the repeat
+  nlohmann::json document;  // a job document (schemas/job.schema.json) without job_id and attempt
 };
 
 struct Sweep {

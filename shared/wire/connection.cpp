@@ -17,8 +17,8 @@ Connection::Connection(asio::ip::tcp::socket socket, ConnectionLimits limits)
 }
 
 void Connection::start() {
-  asio::co_spawn(socket_.get_executor(), [self = shared_from_this()] { return self->write_loop(); },
-                 asio::detached);
+  asio::co_spawn(
+      socket_.get_executor(), [self = shared_from_this()] { return self->write_loop(); }, asio::detached);
 }
 
 asio::awaitable<nlohmann::json> Connection::receive() {

@@ -4,7 +4,6 @@
 // queue woken by a timer, so two writes are never in flight; stop() is
 // idempotent and wakes everything.
 #include <boost/asio.hpp>
-
 #include <deque>
 #include <memory>
 #include <nlohmann/json.hpp>

@@ -54,7 +54,8 @@ class Executor : public ::testing::Test {
 };
 
 TEST_F(Executor, CompletedRunCarriesTheResultAndTheJobFileWasWritten) {
-  const auto outcome = run(runner("ok.sh", "test -f \"$2\" || exit 9\ncp " + (directory_ / "ok.json").string() + " \"$4\""));
+  const auto outcome =
+      run(runner("ok.sh", "test -f \"$2\" || exit 9\ncp " + (directory_ / "ok.json").string() + " \"$4\""));
   EXPECT_EQ(outcome.kind, Kind::completed) << outcome.reason;
   ASSERT_TRUE(outcome.result.has_value());
   EXPECT_EQ(outcome.result->at("status"), "ok");
@@ -109,11 +110,13 @@ TEST_F(Executor, TimeoutKillsTheWholeProcessGroup) {
   std::ifstream(pid_file) >> grandchild;
   ASSERT_GT(grandchild, 0);
   // The grandchild, in the same group, is gone too (reaped by init, or a zombie at worst).
-  EXPECT_TRUE(testing::wait_for([&] {
-    std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
-    std::string pid, name, state;
-    return !(stat >> pid >> name >> state) || state == "Z";
-  }, 5s));
+  EXPECT_TRUE(testing::wait_for(
+      [&] {
+        std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
+        std::string pid, name, state;
+        return !(stat >> pid >> name >> state) || state == "Z";
+      },
+      5s));
 }
 
 TEST_F(Executor, MissingRunnerFailsToLaunch) {
@@ -125,9 +128,17 @@ TEST_F(Executor, MissingRunnerFailsToLaunch) {
 #ifdef TS_WORKER_BINARY
 TEST_F(Executor, RunsTheRealWorker) {
   const auto outcome = run(TS_WORKER_BINARY, 120s,
-                           {{"schema_version", 1}, {"job_id", "real-1"}, {"model", "mlp"}, {"batch_size", 8},
-                            {"input_size", 16}, {"width", 16}, {"depth", 1}, {"num_classes", 4}, {"epochs", 1},
-                            {"warmup", 1}, {"iters", 2}});
+                           {{"schema_version", 1},
+                            {"job_id", "real-1"},
+                            {"model", "mlp"},
+                            {"batch_size", 8},
+                            {"input_size", 16},
+                            {"width", 16},
+                            {"depth", 1},
+                            {"num_classes", 4},
+                            {"epochs", 1},
+                            {"warmup", 1},
+                            {"iters", 2}});
   EXPECT_EQ(outcome.kind, Kind::completed) << outcome.reason << outcome.stderr_tail;
   EXPECT_EQ(outcome.result->at("job").at("job_id"), "real-1");
 }

@@ -47,13 +47,19 @@ TEST_F(StoreFile, FreshStoreGetsTheLatestSchemaInWalMode) {
 }
 
 TEST_F(StoreFile, ReopeningDoesNotMigrateAgain) {
-  { Store store(path_); store.ingest_result(make_result({}), "a"); }
+  {
+    Store store(path_);
+    store.ingest_result(make_result({}), "a");
+  }
   Store again(path_);
   EXPECT_EQ(count(again.database(), "results"), 1);
 }
 
 TEST_F(StoreFile, NewerStoreIsRefusedAndLeftUntouched) {
-  { Database database(path_); database.set_user_version(latest_schema_version() + 1); }
+  {
+    Database database(path_);
+    database.set_user_version(latest_schema_version() + 1);
+  }
   EXPECT_THROW(Store{path_}, InvalidInput);
   Database database(path_);
   EXPECT_EQ(database.user_version(), latest_schema_version() + 1);
@@ -108,9 +114,10 @@ TEST(Store, InvalidResultsNameTheFieldAndChangeNothing) {
 
 TEST(Store, FlatColumnsHoldTheAxesAndFigures) {
   Store store(":memory:");
-  store.ingest_result(make_result({.model = "resnet18", .mode = "compiled", .batch_size = 128,
-                                   .epoch_seconds = {2.0, 1.0, 3.0}, .iters = 4}),
-                      "node-a");
+  store.ingest_result(
+      make_result(
+          {.model = "resnet18", .mode = "compiled", .batch_size = 128, .epoch_seconds = {2.0, 1.0, 3.0}, .iters = 4}),
+      "node-a");
   auto row = store.database().prepare(
       "SELECT model, mode, mode_ran, compiler, batch_size, device_name, median_epoch_s, samples_per_s, compile_s, "
       "agent FROM results");

@@ -27,7 +27,8 @@ class CoordinatorAndAgents : public ::testing::Test {
     coordinator_.reset();
     if (HasFailure()) {
       for (const auto& entry : std::filesystem::directory_iterator(directory_)) {
-        if (entry.path().extension() == ".log") std::cerr << "--- " << entry.path() << "\n" << testing::slurp(entry.path());
+        if (entry.path().extension() == ".log")
+          std::cerr << "--- " << entry.path() << "\n" << testing::slurp(entry.path());
       }
     }
   }
@@ -75,7 +76,8 @@ class CoordinatorAndAgents : public ::testing::Test {
   static std::string frame(const std::string& payload) {
     const auto n = static_cast<uint32_t>(payload.size());
     return std::string{static_cast<char>(n >> 24), static_cast<char>(n >> 16), static_cast<char>(n >> 8),
-                       static_cast<char>(n)} + payload;
+                       static_cast<char>(n)} +
+           payload;
   }
   // Everything the coordinator sends until it closes (or 5 s pass).
   static std::string read_until_closed(int fd) {
@@ -99,7 +101,11 @@ using Names = std::vector<std::string>;
 TEST_F(CoordinatorAndAgents, AgentsRegisterAndAppearInStatus) {
   start_coordinator();
   for (const char* name : {"node-a", "node-b", "node-c"}) start_agent(name);
-  EXPECT_TRUE(wait_for([&] { return agent_names() == Names{"node-a", "node-b", "node-c"}; }, 15s))
+  EXPECT_TRUE(wait_for(
+      [&] {
+        return agent_names() == Names{"node-a", "node-b", "node-c"};
+      },
+      15s))
       << ::testing::PrintToString(agent_names());
 }
 

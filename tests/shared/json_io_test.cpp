@@ -37,9 +37,7 @@ TEST_F(JsonIo, BadJsonNamesTheFile) {
   }
 }
 
-TEST_F(JsonIo, MissingFileIsInvalidInput) {
-  EXPECT_THROW(read((directory_ / "absent.json").string()), InvalidInput);
-}
+TEST_F(JsonIo, MissingFileIsInvalidInput) { EXPECT_THROW(read((directory_ / "absent.json").string()), InvalidInput); }
 
 }  // namespace
 }  // namespace ts::json_io

@@ -25,7 +25,7 @@ TEST(Log, LinesCarryTimestampLevelAndProgram) {
   warn("disk {} full", "/tmp");
   const auto line = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(line.find("WARN  unit: disk /tmp full"), std::string::npos) << line;
-  EXPECT_EQ(line.substr(4, 1), "-");   // 2026-...
+  EXPECT_EQ(line.substr(4, 1), "-");    // 2026-...
   EXPECT_EQ(line.substr(23, 2), "Z ");  // ...:00.123Z
 }
 

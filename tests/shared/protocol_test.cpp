@@ -17,11 +17,12 @@ std::string refused_field(const nlohmann::json& message) {
 }
 
 nlohmann::json agent_hello() {
-  return make_message("hello", {{"role", "agent"},
-                                {"name", "node-a"},
-                                {"version", "0.1.0"},
-                                {"capabilities", {{"hostname", "h"}, {"cpu_cores", 2}, {"memory_bytes", 1},
-                                                  {"gpus", nlohmann::json::array()}}}});
+  return make_message(
+      "hello", {{"role", "agent"},
+                {"name", "node-a"},
+                {"version", "0.1.0"},
+                {"capabilities",
+                 {{"hostname", "h"}, {"cpu_cores", 2}, {"memory_bytes", 1}, {"gpus", nlohmann::json::array()}}}});
 }
 
 TEST(Protocol, MessagesCarryVersionAndType) {

@@ -78,9 +78,10 @@ TEST(Schema, ResultSchemaResolvesItsReferenceToTheJobSchema) {
                           {"finished_at", "t"}};
   // The context lacks its required fields: reported inside "context".
   EXPECT_EQ(failing_field(result, document).rfind("context", 0), 0u);
-  document["context"] = {{"hostname", "h"}, {"cpu_model", "c"}, {"cpu_cores_available", 2},
-                         {"torch_version", "2.6.0"}, {"intra_op_threads", 2}, {"interop_threads", 2},
-                         {"torchsweep_version", "0.1.0"}, {"torchsweep_commit", "abc"}, {"gpu_count", 0}};
+  document["context"] = {
+      {"hostname", "h"},       {"cpu_model", "c"},     {"cpu_cores_available", 2},      {"torch_version", "2.6.0"},
+      {"intra_op_threads", 2}, {"interop_threads", 2}, {"torchsweep_version", "0.1.0"}, {"torchsweep_commit", "abc"},
+      {"gpu_count", 0}};
   EXPECT_TRUE(result.problems(document).empty());
   // The referenced job schema applies inside the result.
   document["job"]["precision"] = "fp8";

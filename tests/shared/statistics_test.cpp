@@ -19,9 +19,9 @@ TEST(Statistics, QuantileInterpolatesLinearly) {
   const std::vector<double> x{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   EXPECT_DOUBLE_EQ(quantile(x, 0.0), 1.0);
   EXPECT_DOUBLE_EQ(quantile(x, 1.0), 10.0);
-  EXPECT_NEAR(quantile(x, 0.9), 9.1, 1e-12);   // position 8.1
-  EXPECT_NEAR(quantile(x, 0.25), 3.25, 1e-12); // position 2.25
-  EXPECT_NEAR(iqr(x), 4.5, 1e-12);             // 7.75 - 3.25
+  EXPECT_NEAR(quantile(x, 0.9), 9.1, 1e-12);    // position 8.1
+  EXPECT_NEAR(quantile(x, 0.25), 3.25, 1e-12);  // position 2.25
+  EXPECT_NEAR(iqr(x), 4.5, 1e-12);              // 7.75 - 3.25
 }
 
 TEST(Statistics, SampleStandardDeviationAndCv) {

@@ -17,7 +17,8 @@ axes:
   batch_size: [8, 16, 32]
   mode: [eager, compiled]
 fixed: {epochs: 2}
-)", "t.yaml");
+)",
+                    "t.yaml");
 }
 
 std::string refusal(const nlohmann::json& spec) {

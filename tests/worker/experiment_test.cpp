@@ -52,7 +52,8 @@ TEST(Experiment, CompiledModeReportsTheFusedGroupsThatRan) {
 }
 
 TEST(Experiment, WarmupIsExcludedFromTheTimedEpochs) {
-  const auto result = run(with(testing::tiny_mlp(), {{"mode", "compiled"}, {"warmup", 3}, {"epochs", 2}, {"iters", 4}}));
+  const auto result =
+      run(with(testing::tiny_mlp(), {{"mode", "compiled"}, {"warmup", 3}, {"epochs", 2}, {"iters", 4}}));
   ASSERT_EQ(result.status, Status::ok);
   const auto& timing = *result.timing;
   EXPECT_EQ(timing.warmup_iterations, 3);

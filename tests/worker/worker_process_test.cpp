@@ -68,9 +68,29 @@ TEST_F(WorkerProcess, BadFlagValuesExitWith2) {
 }
 
 TEST_F(WorkerProcess, OneOffFlagsPrintAValidResultOnStdout) {
-  const auto finished = run_program({TS_WORKER_BINARY, "--model", "mlp", "--batch-size", "8", "--input-size", "16",
-                                     "--width", "32", "--depth", "2", "--num-classes", "4", "--epochs", "2",
-                                     "--warmup", "2", "--iters", "3", "--mode", "compiled", "--out", "-"});
+  const auto finished = run_program({TS_WORKER_BINARY,
+                                     "--model",
+                                     "mlp",
+                                     "--batch-size",
+                                     "8",
+                                     "--input-size",
+                                     "16",
+                                     "--width",
+                                     "32",
+                                     "--depth",
+                                     "2",
+                                     "--num-classes",
+                                     "4",
+                                     "--epochs",
+                                     "2",
+                                     "--warmup",
+                                     "2",
+                                     "--iters",
+                                     "3",
+                                     "--mode",
+                                     "compiled",
+                                     "--out",
+                                     "-"});
   ASSERT_EQ(finished.exit_code, 0) << finished.err;
   const auto document = nlohmann::json::parse(finished.out);
   EXPECT_TRUE(schema::Validator("result.schema.json").problems(document).empty());

@@ -16,7 +16,9 @@ torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
 
 Model build_mlp(const ModelConfig& config) {
   Mlp net(config.input_size, config.width, config.depth, config.num_classes);
-  return Model{net.ptr(), [net](const torch::Tensor& x) mutable { return net->forward(x); }, {config.input_size},
+  return Model{net.ptr(),
+               [net](const torch::Tensor& x) mutable { return net->forward(x); },
+               {config.input_size},
                config.num_classes};
 }
 

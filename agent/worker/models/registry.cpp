@@ -15,18 +15,26 @@ int64_t count_parameters(const torch::nn::Module& module) {
 
 const std::vector<ModelInfo>& models() {
   static const std::vector<ModelInfo> all{
-      {"resnet18", "ResNet-18 as torchvision defines it (basic blocks 2-2-2-2)", {"input_size", "num_classes"},
+      {"resnet18",
+       "ResNet-18 as torchvision defines it (basic blocks 2-2-2-2)",
+       {"input_size", "num_classes"},
        ModelConfig{.input_size = 224, .num_classes = 1000},
        [](const ModelConfig& c) { return build_resnet(ResNetDepth::resnet18, c); }},
-      {"resnet50", "ResNet-50 as torchvision defines it (bottlenecks 3-4-6-3, stride on the 3x3)",
-       {"input_size", "num_classes"}, ModelConfig{.input_size = 224, .num_classes = 1000},
+      {"resnet50",
+       "ResNet-50 as torchvision defines it (bottlenecks 3-4-6-3, stride on the 3x3)",
+       {"input_size", "num_classes"},
+       ModelConfig{.input_size = 224, .num_classes = 1000},
        [](const ModelConfig& c) { return build_resnet(ResNetDepth::resnet50, c); }},
-      {"mlp", "multilayer perceptron: depth hidden Linear+GELU layers of the given width",
+      {"mlp",
+       "multilayer perceptron: depth hidden Linear+GELU layers of the given width",
        {"input_size", "num_classes", "width", "depth"},
-       ModelConfig{.input_size = 784, .num_classes = 10, .width = 1024, .depth = 3}, build_mlp},
-      {"transformer", "pre-norm Transformer encoder (attention + GELU MLP) over seq_len x width features",
+       ModelConfig{.input_size = 784, .num_classes = 10, .width = 1024, .depth = 3},
+       build_mlp},
+      {"transformer",
+       "pre-norm Transformer encoder (attention + GELU MLP) over seq_len x width features",
        {"num_classes", "width", "depth", "heads", "seq_len"},
-       ModelConfig{.num_classes = 1000, .width = 256, .depth = 4, .heads = 4, .seq_len = 128}, build_transformer},
+       ModelConfig{.num_classes = 1000, .width = 256, .depth = 4, .heads = 4, .seq_len = 128},
+       build_transformer},
   };
   return all;
 }

@@ -106,8 +106,10 @@ torch::Tensor ResNetImpl::forward(const torch::Tensor& x) {
 
 Model build_resnet(ResNetDepth depth, const ModelConfig& config) {
   ResNet net(depth, config.num_classes);
-  return Model{net.ptr(), [net](const torch::Tensor& x) mutable { return net->forward(x); },
-               {3, config.input_size, config.input_size}, config.num_classes};
+  return Model{net.ptr(),
+               [net](const torch::Tensor& x) mutable { return net->forward(x); },
+               {3, config.input_size, config.input_size},
+               config.num_classes};
 }
 
 }  // namespace ts::worker

@@ -52,12 +52,14 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& x) {
 
 Model build_transformer(const ModelConfig& config) {
   if (config.width % config.heads != 0) {
-    throw InvalidInput("heads", "must divide width (" + std::to_string(config.width) + "), got " +
-                                    std::to_string(config.heads));
+    throw InvalidInput("heads",
+                       "must divide width (" + std::to_string(config.width) + "), got " + std::to_string(config.heads));
   }
   Transformer net(config.seq_len, config.width, config.depth, config.heads, config.num_classes);
-  return Model{net.ptr(), [net](const torch::Tensor& x) mutable { return net->forward(x); },
-               {config.seq_len, config.width}, config.num_classes};
+  return Model{net.ptr(),
+               [net](const torch::Tensor& x) mutable { return net->forward(x); },
+               {config.seq_len, config.width},
+               config.num_classes};
 }
 
 }  // namespace ts::worker
