@@ -60,6 +60,19 @@ std::optional<nlohmann::json> read_result(const std::filesystem::path& file, std
   return std::nullopt;
 }
 
+// The child's reaper thread. If the coroutine waiting on it is destroyed
+// (the agent shuts down mid-job), the child's whole group is killed and the
+// thread joined, never left running.
+struct Reaper {
+  pid_t pid;
+  std::thread thread;
+  ~Reaper() {
+    if (!thread.joinable()) return;
+    ::kill(-pid, SIGKILL);
+    thread.join();
+  }
+};
+
 }  // namespace
 
 std::string to_string(ExecutionOutcome::Kind kind) {
@@ -136,11 +149,11 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
   auto executor = co_await asio::this_coro::executor;
   auto deadline = std::make_shared<asio::steady_timer>(executor, request.timeout);
   auto status = std::make_shared<int>(0);
-  std::thread reaper([pid, status, deadline, executor] {
-    while (::waitpid(pid, status.get(), 0) < 0 && errno == EINTR) {
-    }
-    asio::post(executor, [deadline] { deadline->cancel(); });
-  });
+  Reaper reaper{pid, std::thread([pid, status, deadline, executor] {
+                  while (::waitpid(pid, status.get(), 0) < 0 && errno == EINTR) {
+                  }
+                  asio::post(executor, [deadline] { deadline->cancel(); });
+                })};
   boost::system::error_code woken;
   co_await deadline->async_wait(asio::redirect_error(asio::use_awaitable, woken));
   const bool timed_out = !woken;  // the timer expired instead of being cancelled
@@ -150,7 +163,7 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
     co_await deadline->async_wait(asio::redirect_error(asio::use_awaitable, woken));
     ::kill(-pid, SIGKILL);
   }
-  reaper.join();
+  reaper.thread.join();
   ::kill(-pid, SIGKILL);  // whatever the runner left behind in its group must not perturb the next job
   outcome.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   outcome.stdout_tail = tail_of(stdout_file);

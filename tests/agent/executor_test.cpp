@@ -119,6 +119,27 @@ TEST_F(Executor, TimeoutKillsTheWholeProcessGroup) {
       5s));
 }
 
+TEST_F(Executor, ShuttingDownMidJobKillsTheRunnerInsteadOfCrashing) {
+  const auto pid_file = directory_ / "runner.pid";
+  const auto hang = runner("long.sh", "echo $$ > " + pid_file.string() + "\nsleep 1000");
+  {
+    boost::asio::io_context io;
+    boost::asio::co_spawn(io, execute({hang, {{"schema_version", 1}}, directory_ / "work", 60s, 300ms}),
+                          boost::asio::detached);
+    ASSERT_TRUE(testing::wait_for(
+        [&] {
+          io.poll();
+          return std::filesystem::exists(pid_file) && std::filesystem::file_size(pid_file) > 0;
+        },
+        10s));
+    io.stop();
+  }  // the io_context and the waiting coroutine are destroyed here
+  pid_t pid = 0;
+  std::ifstream(pid_file) >> pid;
+  ASSERT_GT(pid, 0);
+  EXPECT_TRUE(testing::wait_for([&] { return ::kill(pid, 0) != 0; }, 5s));
+}
+
 TEST_F(Executor, MissingRunnerFailsToLaunch) {
   const auto outcome = run(directory_ / "no-such-runner");
   EXPECT_EQ(outcome.kind, Kind::launch_failed);
