@@ -22,17 +22,16 @@ nlohmann::json parse(std::string_view text, const std::string& origin) {
   }
 }
 
-nlohmann::json read(const std::string& path) {
-  if (path == "-") {
-    std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
-    return parse(text, "stdin");
-  }
+std::string read_text(const std::string& path) {
+  if (path == "-") return {std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InvalidInput("", path + ": cannot be read (" + std::strerror(errno) + ")");
   std::ostringstream text;
   text << in.rdbuf();
-  return parse(text.str(), path);
+  return text.str();
 }
+
+nlohmann::json read(const std::string& path) { return parse(read_text(path), path == "-" ? "stdin" : path); }
 
 void write_atomically(const std::string& path, const nlohmann::json& document) {
   const auto text = document.dump(2) + "\n";

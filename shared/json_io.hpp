@@ -6,6 +6,10 @@
 
 namespace ts::json_io {
 
+// The whole content of `path`, or of stdin when path is "-". Throws
+// ts::InvalidInput naming the file and the system's reason when unreadable.
+std::string read_text(const std::string& path);
+
 // Reads a JSON document from `path`, or from stdin when path is "-".
 // Throws ts::InvalidInput naming the file and the parse position on bad JSON.
 nlohmann::json read(const std::string& path);

@@ -3,11 +3,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
-#include <fstream>
 #include <random>
-#include <sstream>
 
 #include "shared/errors.hpp"
+#include "shared/json_io.hpp"
 #include "shared/schema.hpp"
 
 namespace ts::sweep {
@@ -113,13 +112,7 @@ nlohmann::json parse_yaml(const std::string& text, const std::string& origin) {
   }
 }
 
-nlohmann::json read_document(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InvalidInput("", "cannot be read", path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_yaml(text.str(), path);
-}
+nlohmann::json read_document(const std::string& path) { return parse_yaml(json_io::read_text(path), path); }
 
 Sweep expand(const nlohmann::json& spec, const std::string& origin) {
   static const schema::Validator sweep_schema("sweep.schema.json");
