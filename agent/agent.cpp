@@ -1,7 +1,15 @@
 #include "agent/agent.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <format>
+
 #include "agent/capabilities.hpp"
+#include "agent/executor.hpp"
 #include "shared/errors.hpp"
+#include "shared/json_io.hpp"
 #include "shared/log.hpp"
 #include "shared/version.hpp"
 #include "shared/wire/protocol.hpp"
@@ -10,11 +18,57 @@ namespace ts::agent {
 
 using asio::use_awaitable;
 
+namespace {
+
+std::filesystem::path beside_this_program(const std::string& name) {
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? std::filesystem::path() : self.parent_path() / name;
+}
+
+// A job id as a file name: '/' separates sweep and ordinal.
+std::string file_name_of(const std::string& job_id, int64_t attempt) {
+  auto name = job_id;
+  std::replace(name.begin(), name.end(), '/', '_');
+  return std::format("{}.attempt-{}", name, attempt);
+}
+
+// A progress line from a runner, checked before it goes on the wire: a
+// runner's bad line must not cost the agent its connection.
+std::optional<nlohmann::json> progress_fields(const nlohmann::json& line) {
+  if (!line.is_object()) return std::nullopt;
+  const auto epoch = line.find("epoch"), epochs = line.find("epochs"), seconds = line.find("seconds");
+  if (epoch == line.end() || epochs == line.end() || seconds == line.end()) return std::nullopt;
+  if (!epoch->is_number_integer() || !epochs->is_number_integer() || !seconds->is_number()) return std::nullopt;
+  if (*epoch < 1 || *epochs < 1 || *seconds < 0) return std::nullopt;
+  return nlohmann::json{{"epoch", *epoch}, {"epochs", *epochs}, {"seconds", *seconds}};
+}
+
+}  // namespace
+
 Agent::Agent(asio::io_context& io, AgentOptions options) : io_(io), options_(std::move(options)), backoff_timer_(io) {
+  if (!options_.runners.contains("libtorch")) {
+    if (const auto worker = beside_this_program("torchsweep-worker"); std::filesystem::exists(worker)) {
+      options_.runners["libtorch"] = worker.string();
+    }
+  }
   std::vector<std::string> runner_names;
   for (const auto& [name, path] : options_.runners) runner_names.push_back(name);
   capabilities_ = detect_capabilities(runner_names);
   if (options_.name.empty()) options_.name = capabilities_.at("hostname").get<std::string>();
+  if (options_.work_directory.empty()) {
+    options_.work_directory = std::filesystem::temp_directory_path() / ("torchsweep-agent-" + options_.name);
+  }
+  std::filesystem::create_directories(options_.work_directory / "spool");
+  for (const auto& entry : std::filesystem::directory_iterator(options_.work_directory / "spool")) {
+    if (entry.path().extension() != ".json") continue;  // a .tmp left by a crash mid-write
+    try {
+      unacknowledged_[entry.path()] = json_io::read(entry.path().string());
+    } catch (const InvalidInput& error) {
+      log::warn("spool: skipping {}: {}", entry.path().string(), error.what());
+    }
+  }
+  if (!unacknowledged_.empty()) log::info("spool: {} outcomes wait for delivery", unacknowledged_.size());
 }
 
 void Agent::start() { asio::co_spawn(io_, run(), asio::detached); }
@@ -49,14 +103,18 @@ asio::awaitable<void> Agent::run() {
 }
 
 asio::awaitable<void> Agent::session(asio::ip::tcp::socket socket) {
-  connection_ = std::make_shared<wire::Connection>(std::move(socket));
-  auto connection = connection_;
+  auto connection = std::make_shared<wire::Connection>(std::move(socket));
+  connection_ = connection;  // so that stop() reaches it during the handshake
   connection->start();
   nlohmann::json hello{{"role", "agent"},
                        {"name", options_.name},
                        {"version", std::string(version::number())},
                        {"capabilities", capabilities_}};
   if (!options_.labels.empty()) hello["labels"] = options_.labels;
+  hello["running"] = nlohmann::json::array();
+  for (const auto& [job_id, job] : running_) {
+    hello["running"].push_back({{"job_id", job_id}, {"attempt", job.attempt}, {"gpus", job.gpus}});
+  }
   connection->send(wire::make_message("hello", hello));
   const auto welcome = co_await wire::receive_within(*connection, std::chrono::seconds(10));
   if (wire::validate_message(welcome) == "error") {
@@ -68,19 +126,132 @@ asio::awaitable<void> Agent::session(asio::ip::tcp::socket socket) {
   const auto interval =
       std::chrono::milliseconds(static_cast<int64_t>(welcome.at("heartbeat_interval_s").get<double>() * 1000.0));
   log::info("connected to coordinator {} as {}", connection->peer(), options_.name);
+  // Outcomes the previous coordinator session never acknowledged.
+  for (const auto& [file, outcome] : unacknowledged_) connection->send(outcome);
   asio::co_spawn(io_, heartbeats(connection, interval), asio::detached);
-  while (!connection->stopped()) {
-    const auto message = co_await connection->receive();
-    const auto type = wire::validate_message(message);
-    if (type == "error") log::warn("coordinator says: {}", message.at("reason").get<std::string>());
+  try {
+    while (!connection->stopped()) {
+      const auto message = co_await connection->receive();
+      on_message(wire::validate_message(message), message);
+    }
+  } catch (...) {
+    if (connection_ == connection) connection_.reset();
+    throw;
   }
+  if (connection_ == connection) connection_.reset();
+}
+
+void Agent::on_message(const std::string& type, const nlohmann::json& message) {
+  if (type == "assign") {
+    accept(message);
+  } else if (type == "cancel") {
+    const auto job = running_.find(message.value("job", ""));
+    if (job != running_.end() && message.value("attempt", job->second.attempt) == job->second.attempt) {
+      log::info("cancelling job {}", job->first);
+      *job->second.cancel_requested = true;
+    }
+  } else if (type == "result_ack") {
+    const auto file = spool_file(message.at("job_id"), message.at("attempt"));
+    if (unacknowledged_.erase(file) > 0) std::filesystem::remove(file);
+  } else if (type == "error") {
+    log::warn("coordinator says: {}", message.at("reason").get<std::string>());
+  } else {
+    log::warn("ignoring an unexpected '{}' message from the coordinator", type);
+  }
+}
+
+void Agent::accept(const nlohmann::json& assign) {
+  const auto job_id = assign.at("job_id").get<std::string>();
+  const auto attempt = assign.at("attempt").get<int64_t>();
+  if (running_.contains(job_id)) {
+    log::warn("job {} is already running here; ignoring a second assignment", job_id);
+    return;
+  }
+  const auto runner = options_.runners.find(assign.at("runner").get<std::string>());
+  if (runner == options_.runners.end()) {
+    deliver(wire::make_message(
+        "job_failed", {{"job_id", job_id},
+                       {"attempt", attempt},
+                       {"kind", "launch_failed"},
+                       {"retryable", false},
+                       {"reason", "runner '" + assign.at("runner").get<std::string>() +
+                                      "' is not registered on agent " + options_.name + " (--runner NAME=PATH)"}}));
+    return;
+  }
+  running_[job_id] = RunningJob{attempt, assign.at("gpus").get<std::vector<int64_t>>(), std::make_shared<bool>(false)};
+  send(wire::make_message("job_accepted", {{"job_id", job_id}, {"attempt", attempt}}));
+  log::info("job {} attempt {}: starting runner {}", job_id, attempt, runner->first);
+  asio::co_spawn(io_, run_job(assign, runner->second), asio::detached);
+}
+
+asio::awaitable<void> Agent::run_job(nlohmann::json assign, std::filesystem::path runner) {
+  const auto job_id = assign.at("job_id").get<std::string>();
+  const auto attempt = assign.at("attempt").get<int64_t>();
+  ExecutionRequest request;
+  request.runner = std::move(runner);
+  request.job = assign.at("job");
+  request.directory = options_.work_directory / file_name_of(job_id, attempt);
+  request.timeout = std::chrono::milliseconds(static_cast<int64_t>(assign.at("timeout_s").get<double>() * 1000.0));
+  request.cancel_requested = running_.at(job_id).cancel_requested;
+  if (const auto& gpus = assign.at("gpus"); !gpus.empty()) {
+    std::string visible;
+    for (const auto& gpu : gpus) visible += (visible.empty() ? "" : ",") + std::to_string(gpu.get<int64_t>());
+    request.environment["CUDA_VISIBLE_DEVICES"] = visible;
+  }
+  request.on_progress = [this, job_id, attempt](const nlohmann::json& line) {
+    if (auto fields = progress_fields(line)) {
+      (*fields)["job_id"] = job_id;
+      (*fields)["attempt"] = attempt;
+      send(wire::make_message("progress", *fields));
+    }
+  };
+  const auto directory = request.directory;
+  const auto outcome = co_await execute(std::move(request));
+  running_.erase(job_id);
+  if (outcome.kind == ExecutionOutcome::Kind::completed) {
+    deliver(wire::make_message(
+        "job_result",
+        {{"job_id", job_id}, {"attempt", attempt}, {"result", *outcome.result}, {"seconds", outcome.seconds}}));
+    if (!options_.keep_job_directories) std::filesystem::remove_all(directory);
+    co_return;
+  }
+  nlohmann::json failed{{"job_id", job_id},
+                        {"attempt", attempt},
+                        {"kind", to_string(outcome.kind)},
+                        {"reason", outcome.reason},
+                        {"retryable", outcome.retryable()},
+                        {"stdout_tail", outcome.stdout_tail},
+                        {"stderr_tail", outcome.stderr_tail},
+                        {"seconds", outcome.seconds}};
+  if (outcome.result) failed["result"] = *outcome.result;
+  if (outcome.exit_code) failed["exit_code"] = *outcome.exit_code;
+  if (outcome.signal) failed["signal"] = *outcome.signal;
+  log::info("job {} attempt {}: {} (files kept in {})", job_id, attempt, outcome.reason, directory.string());
+  deliver(wire::make_message("job_failed", failed));
+}
+
+std::filesystem::path Agent::spool_file(const std::string& job_id, int64_t attempt) const {
+  return options_.work_directory / "spool" / (file_name_of(job_id, attempt) + ".json");
+}
+
+void Agent::deliver(const nlohmann::json& outcome) {
+  const auto file = spool_file(outcome.at("job_id"), outcome.at("attempt"));
+  json_io::write_atomically(file.string(), outcome);
+  unacknowledged_[file] = outcome;
+  send(outcome);
+}
+
+void Agent::send(const nlohmann::json& message) {
+  if (connection_ && !connection_->stopped()) connection_->send(message);
 }
 
 asio::awaitable<void> Agent::heartbeats(std::shared_ptr<wire::Connection> connection,
                                         std::chrono::milliseconds interval) {
   asio::steady_timer timer(io_);
   while (!connection->stopped()) {
-    connection->send(wire::make_message("heartbeat", {{"running", nlohmann::json::array()}}));
+    nlohmann::json running = nlohmann::json::array();
+    for (const auto& [job_id, job] : running_) running.push_back(job_id);
+    connection->send(wire::make_message("heartbeat", {{"running", running}}));
     timer.expires_after(interval);
     boost::system::error_code ignored;
     co_await timer.async_wait(asio::redirect_error(use_awaitable, ignored));

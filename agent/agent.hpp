@@ -1,9 +1,12 @@
 #pragma once
 // The agent's connection to the coordinator: hello with the node's
-// capabilities, heartbeats, and reconnection with backoff when the
-// coordinator goes away.
+// capabilities, heartbeats, reconnection with backoff when the coordinator
+// goes away, and the jobs it is assigned, each run by the Executor through a
+// runner the agent was started with. Outcomes are spooled on disk until the
+// coordinator acknowledges them, so a lost connection loses no result.
 #include <boost/asio.hpp>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -20,7 +23,11 @@ struct AgentOptions {
   wire::Endpoint coordinator{"127.0.0.1", 7000};
   std::string name;  // default: the hostname
   std::map<std::string, std::string> labels;
-  std::map<std::string, std::string> runners;  // runner name -> executable
+  // Runner name -> executable. "libtorch" defaults to torchsweep-worker
+  // beside the running torchsweep binary, when it is there.
+  std::map<std::string, std::string> runners;
+  std::filesystem::path work_directory;  // default: $TMPDIR/torchsweep-agent-<name>
+  bool keep_job_directories = false;     // those of failed jobs are always kept
   std::chrono::milliseconds initial_backoff{200};
   std::chrono::milliseconds max_backoff{5000};
 };
@@ -34,15 +41,30 @@ class Agent {
   bool refused() const noexcept { return refused_; }
 
  private:
+  struct RunningJob {
+    int64_t attempt = 0;
+    std::vector<int64_t> gpus;
+    std::shared_ptr<bool> cancel_requested;
+  };
+
   asio::awaitable<void> run();
   asio::awaitable<void> session(asio::ip::tcp::socket socket);
   asio::awaitable<void> heartbeats(std::shared_ptr<wire::Connection> connection, std::chrono::milliseconds interval);
+  void on_message(const std::string& type, const nlohmann::json& message);
+  void accept(const nlohmann::json& assign);
+  asio::awaitable<void> run_job(nlohmann::json assign, std::filesystem::path runner);
+  // Spools an outcome (job_result or job_failed) and sends it when connected.
+  void deliver(const nlohmann::json& outcome);
+  void send(const nlohmann::json& message);
+  std::filesystem::path spool_file(const std::string& job_id, int64_t attempt) const;
 
   asio::io_context& io_;
   AgentOptions options_;
   nlohmann::json capabilities_;
   std::shared_ptr<wire::Connection> connection_;
   asio::steady_timer backoff_timer_;
+  std::map<std::string, RunningJob> running_;
+  std::map<std::filesystem::path, nlohmann::json> unacknowledged_;  // spool file -> outcome message
   bool stopped_ = false;
   bool refused_ = false;
 };

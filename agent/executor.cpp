@@ -73,6 +73,35 @@ struct Reaper {
   }
 };
 
+// The agent's environment with `extra` added or replaced, as "KEY=VALUE"
+// strings for posix_spawn.
+std::vector<std::string> child_environment(const std::map<std::string, std::string>& extra) {
+  std::vector<std::string> entries;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    if (!extra.contains(std::string(text.substr(0, text.find('='))))) entries.emplace_back(text);
+  }
+  for (const auto& [key, value] : extra) entries.push_back(key + "=" + value);
+  return entries;
+}
+
+// Reads the complete lines appended to the progress file since `offset`.
+void forward_progress(const std::filesystem::path& file, std::streamoff& offset,
+                      const std::function<void(const nlohmann::json&)>& on_progress) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in || !on_progress) return;
+  in.seekg(offset);
+  std::string line;
+  while (std::getline(in, line) && !in.eof()) {
+    offset += static_cast<std::streamoff>(line.size() + 1);
+    try {
+      on_progress(nlohmann::json::parse(line));
+    } catch (const nlohmann::json::exception& error) {
+      log::debug("ignoring a progress line that is not JSON: {}", error.what());
+    }
+  }
+}
+
 }  // namespace
 
 std::string to_string(ExecutionOutcome::Kind kind) {
@@ -89,6 +118,8 @@ std::string to_string(ExecutionOutcome::Kind kind) {
       return "timed_out";
     case ExecutionOutcome::Kind::launch_failed:
       return "launch_failed";
+    case ExecutionOutcome::Kind::cancelled:
+      return "cancelled";
   }
   return "unknown";
 }
@@ -116,7 +147,15 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
   const auto result_file = request.directory / "result.json";
   const auto stdout_file = request.directory / "stdout.log";
   const auto stderr_file = request.directory / "stderr.log";
+  const auto progress_file = request.directory / "progress.jsonl";
   std::filesystem::remove(result_file);
+  std::filesystem::remove(progress_file);
+  auto environment_map = request.environment;
+  environment_map["TORCHSWEEP_PROGRESS_FILE"] = progress_file.string();
+  auto environment_strings = child_environment(environment_map);
+  std::vector<char*> environment;
+  for (auto& entry : environment_strings) environment.push_back(entry.data());
+  environment.push_back(nullptr);
   json_io::write_atomically(job_file.string(), request.job);
 
   const std::string runner = request.runner.string(), job_arg = job_file.string(), out_arg = result_file.string();
@@ -135,7 +174,7 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
                                      0644);
     posix_spawn_file_actions_addopen(&setup.actions, STDERR_FILENO, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                      0644);
-    spawn_error = posix_spawn(&pid, runner.c_str(), &setup.actions, &setup.attributes, argv.data(), environ);
+    spawn_error = posix_spawn(&pid, runner.c_str(), &setup.actions, &setup.attributes, argv.data(), environment.data());
   }
   if (spawn_error != 0) {
     outcome.kind = ExecutionOutcome::Kind::launch_failed;
@@ -144,24 +183,39 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
   }
 
   // A reaper thread blocks in waitpid and wakes this coroutine by cancelling
-  // the deadline timer; no polling, and the limit is the same timer.
+  // its timer; between wake-ups (every poll_interval) progress is forwarded
+  // and cancellation and the deadline are checked.
   const auto started = Clock::now();
+  const auto deadline = started + request.timeout;
   auto executor = co_await asio::this_coro::executor;
-  auto deadline = std::make_shared<asio::steady_timer>(executor, request.timeout);
+  auto timer = std::make_shared<asio::steady_timer>(executor);
+  auto exited = std::make_shared<bool>(false);
   auto status = std::make_shared<int>(0);
-  Reaper reaper{pid, std::thread([pid, status, deadline, executor] {
+  Reaper reaper{pid, std::thread([pid, status, timer, exited, executor] {
                   while (::waitpid(pid, status.get(), 0) < 0 && errno == EINTR) {
                   }
-                  asio::post(executor, [deadline] { deadline->cancel(); });
+                  asio::post(executor, [timer, exited] {
+                    *exited = true;
+                    timer->cancel();
+                  });
                 })};
-  boost::system::error_code woken;
-  co_await deadline->async_wait(asio::redirect_error(asio::use_awaitable, woken));
-  const bool timed_out = !woken;  // the timer expired instead of being cancelled
-  if (timed_out) {
-    ::kill(-pid, SIGTERM);
-    deadline->expires_after(request.kill_grace);
-    co_await deadline->async_wait(asio::redirect_error(asio::use_awaitable, woken));
-    ::kill(-pid, SIGKILL);
+  std::streamoff progress_offset = 0;
+  bool timed_out = false, cancelled = false;
+  while (!*exited) {
+    timer->expires_at(std::min(deadline, Clock::now() + request.poll_interval));
+    boost::system::error_code ignored;
+    co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+    forward_progress(progress_file, progress_offset, request.on_progress);
+    if (*exited) break;
+    cancelled = *request.cancel_requested;
+    timed_out = !cancelled && Clock::now() >= deadline;
+    if (cancelled || timed_out) {
+      ::kill(-pid, SIGTERM);
+      timer->expires_after(request.kill_grace);
+      if (!*exited) co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+      ::kill(-pid, SIGKILL);
+      break;
+    }
   }
   reaper.thread.join();
   ::kill(-pid, SIGKILL);  // whatever the runner left behind in its group must not perturb the next job
@@ -172,7 +226,10 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
   if (WIFSIGNALED(*status)) outcome.signal = WTERMSIG(*status);
 
   std::string problem;
-  if (timed_out) {
+  if (cancelled) {
+    outcome.kind = ExecutionOutcome::Kind::cancelled;
+    outcome.reason = "cancelled; its process group was killed";
+  } else if (timed_out) {
     outcome.kind = ExecutionOutcome::Kind::timed_out;
     outcome.reason =
         "timed out after " + std::to_string(request.timeout.count() / 1000.0) + " s; its process group was killed";
@@ -197,7 +254,7 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
     outcome.kind = ExecutionOutcome::Kind::crashed;
     outcome.reason = "exited with code " + std::to_string(*outcome.exit_code);
   }
-  if (outcome.kind != ExecutionOutcome::Kind::completed)
+  if (outcome.kind != ExecutionOutcome::Kind::completed && outcome.kind != ExecutionOutcome::Kind::cancelled)
     log::warn("job ended {}: {}", to_string(outcome.kind), outcome.reason);
   co_return outcome;
 }

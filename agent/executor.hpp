@@ -6,6 +6,9 @@
 #include <boost/asio.hpp>
 #include <chrono>
 #include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -20,16 +23,24 @@ struct ExecutionRequest {
   std::filesystem::path directory;  // where job.json, result.json and the logs go (created)
   std::chrono::milliseconds timeout{std::chrono::hours(1)};
   std::chrono::milliseconds kill_grace{std::chrono::seconds(3)};  // SIGTERM, then SIGKILL after this
+  std::map<std::string, std::string> environment;                 // added to (or replacing) the agent's own
+  // Called with each line the runner appends to $TORCHSWEEP_PROGRESS_FILE
+  // (one JSON object per finished epoch; docs/worker.md).
+  std::function<void(const nlohmann::json&)> on_progress;
+  // Set to true to stop the job: its process group is killed.
+  std::shared_ptr<bool> cancel_requested = std::make_shared<bool>(false);
+  std::chrono::milliseconds poll_interval{200};  // how often progress and cancellation are looked at
 };
 
 struct ExecutionOutcome {
   enum class Kind {
-    completed,     // exit 0, a valid result with status ok
-    run_failed,    // exit 3, a valid result with status failed or unsupported
-    invalid_job,   // exit 2: the runner refused the job; retrying cannot help
-    crashed,       // killed by a signal or an unexpected exit code, or no valid result
-    timed_out,     // over the limit; the process group was killed
-    launch_failed  // the runner could not be started
+    completed,      // exit 0, a valid result with status ok
+    run_failed,     // exit 3, a valid result with status failed or unsupported
+    invalid_job,    // exit 2: the runner refused the job; retrying cannot help
+    crashed,        // killed by a signal or an unexpected exit code, or no valid result
+    timed_out,      // over the limit; the process group was killed
+    launch_failed,  // the runner could not be started
+    cancelled       // cancel_requested; the process group was killed
   };
   Kind kind = Kind::crashed;
   std::optional<nlohmann::json> result;  // the runner's result document, when valid

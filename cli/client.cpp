@@ -1,6 +1,9 @@
 #include "cli/client.hpp"
 
+#include <unistd.h>
+
 #include <boost/asio.hpp>
+#include <cstdlib>
 
 #include "shared/errors.hpp"
 #include "shared/version.hpp"
@@ -48,6 +51,13 @@ nlohmann::json request(const wire::Endpoint& coordinator, const nlohmann::json& 
     }
   }
   return reply;
+}
+
+std::string submitter_name() {
+  const char* user = std::getenv("USER");
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return std::string(user ? user : "unknown") + "@" + host;
 }
 
 }  // namespace ts::cli

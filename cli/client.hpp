@@ -14,4 +14,7 @@ namespace ts::cli {
 nlohmann::json request(const wire::Endpoint& coordinator, const nlohmann::json& request,
                        std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
+// USER@HOST, recorded as a sweep's submitter.
+std::string submitter_name();
+
 }  // namespace ts::cli

@@ -12,5 +12,9 @@ Command add_coordinator_command(CLI::App& app);
 Command add_agent_command(CLI::App& app);
 Command add_status_command(CLI::App& app);
 Command add_submit_command(CLI::App& app);
+Command add_cancel_command(CLI::App& app);
+Command add_run_command(CLI::App& app);
+Command add_query_command(CLI::App& app);
+Command add_export_command(CLI::App& app);
 
 }  // namespace ts::cli

@@ -1,5 +1,5 @@
 // torchsweep: one dispatcher for every mode but the worker.
-//   torchsweep coordinator | agent | status | submit ...
+//   torchsweep run | coordinator | agent | submit | status | cancel | query | export ...
 // Exit codes (docs/exit-codes.md): 0 ok, 1 internal error, 2 invalid input,
 // 3 work failed, 4 a peer could not be reached or refused us.
 #include <CLI/CLI.hpp>
@@ -21,6 +21,10 @@ int main(int argc, char** argv) {
       {"agent", ts::cli::add_agent_command(app)},
       {"status", ts::cli::add_status_command(app)},
       {"submit", ts::cli::add_submit_command(app)},
+      {"cancel", ts::cli::add_cancel_command(app)},
+      {"run", ts::cli::add_run_command(app)},
+      {"query", ts::cli::add_query_command(app)},
+      {"export", ts::cli::add_export_command(app)},
   };
   try {
     app.parse(argc, argv);

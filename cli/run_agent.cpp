@@ -2,20 +2,11 @@
 
 #include "agent/agent.hpp"
 #include "cli/commands.hpp"
+#include "cli/key_value.hpp"
 #include "cli/shutdown.hpp"
 #include "shared/errors.hpp"
 
 namespace ts::cli {
-namespace {
-
-// "KEY=VALUE" into a map entry; `field` names the option in errors.
-void add_pair(std::map<std::string, std::string>& into, const std::string& text, const std::string& field) {
-  const auto equals = text.find('=');
-  if (equals == std::string::npos || equals == 0) throw InvalidInput(field, "expected KEY=VALUE, got '" + text + "'");
-  into[text.substr(0, equals)] = text.substr(equals + 1);
-}
-
-}  // namespace
 
 Command add_agent_command(CLI::App& app) {
   auto* command = app.add_subcommand("agent", "run an agent: runs the coordinator's jobs on this node");
@@ -23,6 +14,8 @@ Command add_agent_command(CLI::App& app) {
     std::string coordinator = "127.0.0.1:7000";
     std::string name;
     std::vector<std::string> labels, runners;
+    std::string work_dir;
+    bool keep_job_dirs = false;
   };
   auto settings = std::make_shared<Settings>();
   command->add_option("--coordinator", settings->coordinator, "coordinator HOST:PORT")->capture_default_str();
@@ -30,12 +23,18 @@ Command add_agent_command(CLI::App& app) {
   command->add_option("--label", settings->labels, "KEY=VALUE label reported to the coordinator (repeatable)");
   command->add_option("--runner", settings->runners,
                       "NAME=PATH: an executable honouring the worker contract (repeatable)");
+  command->add_option("--work-dir", settings->work_dir,
+                      "job directories and the spool of undelivered results (default: $TMPDIR/torchsweep-agent-NAME)");
+  command->add_flag("--keep-job-dirs", settings->keep_job_dirs,
+                    "keep the directories of successful jobs too (failed ones are always kept)");
   return [settings] {
     agent::AgentOptions options;
     options.coordinator = wire::parse_endpoint(settings->coordinator, "--coordinator");
     options.name = settings->name;
-    for (const auto& label : settings->labels) add_pair(options.labels, label, "--label");
-    for (const auto& runner : settings->runners) add_pair(options.runners, runner, "--runner");
+    options.work_directory = settings->work_dir;
+    options.keep_job_directories = settings->keep_job_dirs;
+    for (const auto& label : settings->labels) add_key_value(options.labels, label, "--label");
+    for (const auto& runner : settings->runners) add_key_value(options.runners, runner, "--runner");
     boost::asio::io_context io;
     agent::Agent node(io, options);
     node.start();

@@ -13,21 +13,31 @@ Command add_coordinator_command(CLI::App& app) {
   struct Settings {
     std::string listen = "127.0.0.1:7000";
     std::string port_file;
+    std::string db = "torchsweep.db";
     double heartbeat_s = 2.0;
+    double reattach_grace_s = 10.0;
   };
   auto settings = std::make_shared<Settings>();
   command->add_option("--listen", settings->listen, "HOST:PORT to listen on (PORT 0: any free port)")
       ->capture_default_str();
+  command->add_option("--db", settings->db, "the SQLite store (created if missing)")->capture_default_str();
   command->add_option("--port-file", settings->port_file, "write the bound port to this file once listening");
   command->add_option("--heartbeat-s", settings->heartbeat_s, "agent heartbeat interval; 3 missed = agent lost")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--reattach-grace-s", settings->reattach_grace_s,
+                   "how long a running job waits for its lost agent to come back before it is queued again")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   return [settings] {
     boost::asio::io_context io;
     coordinator::CoordinatorOptions options;
     options.listen = wire::parse_endpoint(settings->listen, "--listen");
     options.heartbeat_interval = std::chrono::milliseconds(static_cast<int64_t>(settings->heartbeat_s * 1000.0));
-    coordinator::Coordinator server(io, options);
+    options.reattach_grace = std::chrono::milliseconds(static_cast<int64_t>(settings->reattach_grace_s * 1000.0));
+    store::Store store(settings->db);
+    coordinator::Coordinator server(io, options, store);
     server.start();
     if (!settings->port_file.empty()) {
       const auto temporary = settings->port_file + ".tmp";

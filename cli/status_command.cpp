@@ -27,16 +27,22 @@ Command add_status_command(CLI::App& app) {
       std::cout << reply.dump(2) << "\n";
       return 0;
     }
-    std::printf("%-24s %-10s %s\n", "sweep", "state", "jobs");
+    std::printf("%-44s %-10s %7s %7s %7s %7s %9s\n", "sweep", "state", "queued", "running", "done", "failed",
+                "cancelled");
     for (const auto& sweep : reply.at("sweeps")) {
-      std::printf("%-24s %-10s %s\n", sweep.at("name").get<std::string>().c_str(),
-                  sweep.at("state").get<std::string>().c_str(), sweep.at("jobs").dump().c_str());
+      const auto& jobs = sweep.at("jobs");
+      const auto count = [&](const char* state) { return jobs.value(state, 0LL); };
+      std::printf("%-44s %-10s %7lld %7lld %7lld %7lld %9lld\n", sweep.at("sweep_id").get<std::string>().c_str(),
+                  sweep.at("state").get<std::string>().c_str(), count("queued"), count("running"), count("done"),
+                  count("failed"), count("cancelled"));
     }
-    std::printf("\n%-20s %-22s %-16s %5s %5s %s\n", "agent", "address", "host", "cores", "gpus", "running");
+    std::printf("\n%-20s %-22s %-16s %5s %5s %s\n", "agent", "address", "host", "cores", "gpus", "running jobs");
     for (const auto& agent : reply.at("agents")) {
-      std::printf("%-20s %-22s %-16s %5d %5d %zu\n", agent.at("name").get<std::string>().c_str(),
+      std::string running;
+      for (const auto& job : agent.at("running")) running += (running.empty() ? "" : " ") + job.get<std::string>();
+      std::printf("%-20s %-22s %-16s %5d %5d %s\n", agent.at("name").get<std::string>().c_str(),
                   agent.at("address").get<std::string>().c_str(), agent.value("hostname", "").c_str(),
-                  agent.value("cpu_cores", 0), agent.value("gpus", 0), agent.at("running").size());
+                  agent.value("cpu_cores", 0), agent.value("gpus", 0), running.empty() ? "-" : running.c_str());
     }
     return 0;
   };

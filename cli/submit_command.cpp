@@ -1,26 +1,39 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cli/client.hpp"
 #include "cli/commands.hpp"
 #include "shared/sweep/sweep.hpp"
+#include "shared/wire/protocol.hpp"
 
 namespace ts::cli {
 
 Command add_submit_command(CLI::App& app) {
-  auto* command = app.add_subcommand("submit", "validate a sweep file and print the jobs it expands to");
+  auto* command = app.add_subcommand("submit", "validate a sweep file and queue its jobs on the coordinator");
   struct Settings {
+    std::string coordinator = "127.0.0.1:7000";
     std::string sweep;
     bool dry_run = false;
     bool json = false;
   };
   auto settings = std::make_shared<Settings>();
   command->add_option("sweep", settings->sweep, "sweep file (YAML or JSON)")->required();
-  // Sending the jobs to a coordinator comes with scheduling; until then the
-  // flag is required so nobody mistakes the expansion for a submission.
-  command->add_flag("--dry-run", settings->dry_run, "expand and print the jobs; send nothing")->required();
-  command->add_flag("--json", settings->json, "print the job documents as JSON lines");
+  command->add_option("--coordinator", settings->coordinator, "coordinator HOST:PORT")->capture_default_str();
+  command->add_flag("--dry-run", settings->dry_run, "expand and print the jobs; send nothing");
+  command->add_flag("--json", settings->json, "with --dry-run: print the job documents as JSON lines");
   return [settings] {
-    const auto sweep = sweep::load(settings->sweep);
+    const auto spec = sweep::read_document(settings->sweep);
+    const auto sweep = sweep::expand(spec, settings->sweep);  // local errors name the file
+    if (!settings->dry_run) {
+      const auto reply =
+          request(wire::parse_endpoint(settings->coordinator, "--coordinator"),
+                  wire::make_message("submit",
+                                     {{"sweep", spec}, {"origin", settings->sweep}, {"submitter", submitter_name()}}));
+      std::printf("submitted sweep %s: %lld jobs (%lld configurations)\n",
+                  reply.at("sweep_id").get<std::string>().c_str(), reply.at("jobs").get<long long>(),
+                  reply.at("configurations").get<long long>());
+      return 0;
+    }
     if (settings->json) {
       for (const auto& job : sweep.jobs) std::cout << job.document.dump() << "\n";
       return 0;

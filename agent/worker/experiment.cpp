@@ -13,6 +13,7 @@
 #include "agent/worker/synthetic_data.hpp"
 #include "shared/errors.hpp"
 #include "shared/log.hpp"
+#include "shared/progress_file.hpp"
 #include "shared/timestamp.hpp"
 
 namespace ts::worker {
@@ -77,6 +78,7 @@ class Experiment {
     MemoryProbe probe(device_);
     probe.begin();
     timing.iterations_per_epoch = job_.iters;
+    ProgressFile progress;
     for (int64_t epoch = 0; epoch < job_.epochs; ++epoch) {
       clock_->begin_epoch();
       const Batch* batch = nullptr;
@@ -91,6 +93,7 @@ class Experiment {
       timing.epoch_seconds.push_back(times.seconds);
       timing.step_seconds.push_back(std::move(times.step_seconds));
       loss.epoch_final.push_back(loss_value(output, *batch));
+      progress.epoch_finished(epoch + 1, job_.epochs, timing.epoch_seconds.back());
     }
     memory = probe.end();
     timing.clock = clock_->name();

@@ -41,12 +41,22 @@ Store::Store(const std::string& path)
           "mode, mode_ran, compiler, runner, gpus, device_name, torch_version, host, agent, median_epoch_s, "
           "samples_per_s, median_step_s, compile_s, warmup_s, peak_memory_bytes, peak_allocated_bytes, noisy, "
           "fused_kernels, fallback_reason, error, document, received_at) "
-          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
+          "VALUES (?1, ?2, COALESCE((SELECT sweep_id FROM jobs WHERE job_id = ?1), ?3), ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+          "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
           "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)")),
       insert_epoch_(
           database_.prepare("INSERT INTO result_epochs (job_id, attempt, epoch, seconds) VALUES (?, ?, ?, ?)")),
-      insert_step_(database_.prepare(
-          "INSERT INTO result_steps (job_id, attempt, epoch, step, seconds) VALUES (?, ?, ?, ?, ?)")) {}
+      insert_step_(
+          database_.prepare("INSERT INTO result_steps (job_id, attempt, epoch, step, seconds) VALUES (?, ?, ?, ?, ?)")),
+      job_started_(database_.prepare(
+          "UPDATE jobs SET state = 'running', attempts = ?2, agent = ?3, started_at = ?4 WHERE job_id = ?1")),
+      job_requeued_(database_.prepare("UPDATE jobs SET state = 'queued', last_error = ?2 WHERE job_id = ?1")),
+      job_finished_(database_.prepare(
+          "UPDATE jobs SET state = ?2, last_error = NULLIF(?3, ''), finished_at = ?4 WHERE job_id = ?1")),
+      close_sweep_(database_.prepare(
+          "UPDATE sweeps SET state = 'done', finished_at = ?2 WHERE state = 'active' AND sweep_id = "
+          "(SELECT sweep_id FROM jobs WHERE job_id = ?1) AND NOT EXISTS (SELECT 1 FROM jobs WHERE sweep_id = "
+          "sweeps.sweep_id AND state IN ('queued', 'running'))")) {}
 
 void Store::add_sweep(const SweepRecord& sweep, const std::vector<JobRecord>& jobs) {
   Transaction transaction(database_);
@@ -131,6 +141,121 @@ bool Store::insert_result(const nlohmann::json& result, const std::string& agent
     }
   }
   return true;
+}
+
+void Store::job_started(const std::string& job_id, int64_t attempt, const std::string& agent) {
+  job_started_.bind_all(job_id, attempt, agent, utc_timestamp()).run();
+}
+
+void Store::job_requeued(const std::string& job_id, const std::string& reason) {
+  job_requeued_.bind_all(job_id, reason).run();
+}
+
+void Store::job_finished(const std::string& job_id, const std::string& state, const std::string& error) {
+  Transaction transaction(database_);
+  const auto now = utc_timestamp();
+  job_finished_.bind_all(job_id, state, error, now).run();
+  close_sweep_.bind_all(job_id, now).run();
+  transaction.commit();
+}
+
+std::vector<std::pair<std::string, std::string>> Store::cancel(const std::string& sweep_id, const std::string& job_id) {
+  Transaction transaction(database_);
+  std::vector<std::pair<std::string, std::string>> cancelled;
+  auto select = database_.prepare(
+      "SELECT job_id, state FROM jobs WHERE state IN ('queued', 'running') AND "
+      "(sweep_id = ?1 OR job_id = ?2) ORDER BY ordinal");
+  select.bind_all(sweep_id, job_id);
+  while (select.step()) cancelled.emplace_back(select.text(0), select.text(1));
+  const auto now = utc_timestamp();
+  for (const auto& [id, state] : cancelled) job_finished_.bind_all(id, "cancelled", "cancelled", now).run();
+  if (job_id.empty()) {
+    database_
+        .prepare("UPDATE sweeps SET state = 'cancelled', finished_at = ?2 WHERE sweep_id = ?1 AND state = 'active'")
+        .bind_all(sweep_id, now)
+        .run();
+  } else {
+    close_sweep_.bind_all(job_id, now).run();
+  }
+  transaction.commit();
+  return cancelled;
+}
+
+std::optional<std::string> Store::resolve_sweep(const std::string& id_or_name) {
+  auto select = database_.prepare(
+      "SELECT sweep_id FROM sweeps WHERE sweep_id = ?1 OR name = ?1 ORDER BY sweep_id = ?1 DESC, rowid DESC LIMIT 1");
+  select.bind_all(id_or_name);
+  if (!select.step()) return std::nullopt;
+  return select.text(0);
+}
+
+std::vector<SweepSummary> Store::sweeps(const std::string& sweep_id, bool active_only) {
+  std::vector<SweepSummary> summaries;
+  auto select = database_.prepare(
+      "SELECT sweep_id, name, state, created_at, priority, rowid, spec FROM sweeps "
+      "WHERE (?1 = '' OR sweep_id = ?1) AND (?2 = 0 OR state = 'active') ORDER BY rowid");
+  select.bind_all(sweep_id, int64_t{active_only ? 1 : 0});
+  auto counts = database_.prepare("SELECT state, COUNT(*) FROM jobs WHERE sweep_id = ? GROUP BY state");
+  while (select.step()) {
+    SweepSummary summary{select.text(0),
+                         select.text(1),
+                         select.text(2),
+                         select.text(3),
+                         select.integer(4),
+                         select.integer(5),
+                         0,
+                         {},
+                         nlohmann::json::parse(select.text(6))};
+    counts.bind_all(summary.sweep_id);
+    while (counts.step()) {
+      summary.jobs[counts.text(0)] = counts.integer(1);
+      summary.total += counts.integer(1);
+    }
+    counts.reset();
+    summaries.push_back(std::move(summary));
+  }
+  return summaries;
+}
+
+namespace {
+
+constexpr const char* job_columns =
+    "j.job_id, j.sweep_id, j.config_key, j.runner, j.state, COALESCE(j.agent, ''), j.ordinal, j.repeat, j.gpus, "
+    "j.attempts, j.max_attempts, j.document";
+
+StoredJob read_job(Statement& row) {
+  return StoredJob{row.text(0),    row.text(1),    row.text(2),     row.text(3),
+                   row.text(4),    row.text(5),    row.integer(6),  row.integer(7),
+                   row.integer(8), row.integer(9), row.integer(10), nlohmann::json::parse(row.text(11))};
+}
+
+}  // namespace
+
+std::vector<StoredJob> Store::unfinished_jobs() {
+  std::vector<StoredJob> jobs;
+  auto select = database_.prepare(std::string("SELECT ") + job_columns +
+                                  " FROM jobs j JOIN sweeps s ON s.sweep_id = j.sweep_id "
+                                  "WHERE s.state = 'active' AND j.state IN ('queued', 'running') "
+                                  "ORDER BY s.rowid, j.ordinal");
+  while (select.step()) jobs.push_back(read_job(select));
+  return jobs;
+}
+
+std::optional<StoredJob> Store::job(const std::string& job_id) {
+  auto select = database_.prepare(std::string("SELECT ") + job_columns + " FROM jobs j WHERE j.job_id = ?");
+  select.bind_all(job_id);
+  if (!select.step()) return std::nullopt;
+  return read_job(select);
+}
+
+void Store::record_agent(const std::string& name, const nlohmann::json& capabilities, const nlohmann::json& labels) {
+  const auto now = utc_timestamp();
+  database_
+      .prepare(
+          "INSERT INTO agents (name, hostname, capabilities, labels, first_seen, last_seen) VALUES (?1,?2,?3,?4,?5,?5) "
+          "ON CONFLICT (name) DO UPDATE SET hostname = ?2, capabilities = ?3, labels = ?4, last_seen = ?5")
+      .bind_all(name, capabilities.value("hostname", ""), capabilities.dump(), labels.dump(), now)
+      .run();
 }
 
 }  // namespace ts::store

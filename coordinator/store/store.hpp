@@ -2,7 +2,9 @@
 // The central results store: sweeps, jobs, agents and results in one SQLite
 // file (docs/store.md). One Store is the single writer of a coordinator;
 // readers open their own connections (WAL lets them read while it writes).
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,22 @@ struct JobRecord {
   int64_t max_attempts = 3;
 };
 
+// A job as the store keeps it (table jobs).
+struct StoredJob {
+  std::string job_id, sweep_id, config_key, runner, state;
+  std::string agent;  // of the current or last attempt; empty before the first
+  int64_t ordinal = 0, repeat = 0, gpus = 1, attempts = 0, max_attempts = 3;
+  nlohmann::json document;
+};
+
+// A sweep with its jobs counted per state.
+struct SweepSummary {
+  std::string sweep_id, name, state, created_at;
+  int64_t priority = 0, sequence = 0, total = 0;
+  std::map<std::string, int64_t> jobs;  // state -> count
+  nlohmann::json spec;
+};
+
 class Store {
  public:
   // Opens or creates the store at `path` and migrates it (":memory:" works).
@@ -46,6 +64,25 @@ class Store {
   // The same for many results in one transaction; returns how many were new.
   std::size_t ingest_results(const std::vector<nlohmann::json>& results, const std::string& agent);
 
+  // Job states, as the coordinator changes them (docs/store.md).
+  void job_started(const std::string& job_id, int64_t attempt, const std::string& agent);
+  void job_requeued(const std::string& job_id, const std::string& reason);
+  // state: done, failed or cancelled. A sweep whose jobs have all finished
+  // becomes done (or stays cancelled).
+  void job_finished(const std::string& job_id, const std::string& state, const std::string& error = "");
+  // Marks the queued and running jobs of a sweep (or one job) cancelled;
+  // returns their ids with the state each had.
+  std::vector<std::pair<std::string, std::string>> cancel(const std::string& sweep_id, const std::string& job_id = "");
+
+  // The id of a sweep given by id, or by name (the newest of that name).
+  std::optional<std::string> resolve_sweep(const std::string& id_or_name);
+  // Sweeps, newest last; only `sweep_id` when given, only active ones when asked.
+  std::vector<SweepSummary> sweeps(const std::string& sweep_id = "", bool active_only = false);
+  // Queued and running jobs of active sweeps, in sweep then ordinal order.
+  std::vector<StoredJob> unfinished_jobs();
+  std::optional<StoredJob> job(const std::string& job_id);
+  void record_agent(const std::string& name, const nlohmann::json& capabilities, const nlohmann::json& labels);
+
   Database& database() { return database_; }
 
  private:
@@ -54,6 +91,7 @@ class Store {
   std::string path_;
   Database database_;
   Statement insert_result_, insert_epoch_, insert_step_;
+  Statement job_started_, job_requeued_, job_finished_, close_sweep_;
 };
 
 }  // namespace ts::store

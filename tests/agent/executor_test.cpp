@@ -36,15 +36,28 @@ class Executor : public ::testing::Test {
     return path;
   }
 
+  ExecutionRequest request(const std::filesystem::path& executable, std::chrono::milliseconds timeout = 20s,
+                           nlohmann::json job = {{"schema_version", 1}, {"model", "mlp"}, {"batch_size", 8}}) {
+    ExecutionRequest request;
+    request.runner = executable;
+    request.job = std::move(job);
+    request.directory = directory_ / "work";
+    request.timeout = timeout;
+    request.kill_grace = 300ms;
+    request.poll_interval = 50ms;
+    return request;
+  }
   ExecutionOutcome run(const std::filesystem::path& executable, std::chrono::milliseconds timeout = 20s,
                        nlohmann::json job = {{"schema_version", 1}, {"model", "mlp"}, {"batch_size", 8}}) {
+    return run(request(executable, timeout, std::move(job)));
+  }
+  ExecutionOutcome run(ExecutionRequest request) {
     boost::asio::io_context io;
     ExecutionOutcome outcome;
-    boost::asio::co_spawn(io, execute({executable, job, directory_ / "work", timeout, 300ms}),
-                          [&](std::exception_ptr error, ExecutionOutcome result) {
-                            if (error) std::rethrow_exception(error);
-                            outcome = std::move(result);
-                          });
+    boost::asio::co_spawn(io, execute(std::move(request)), [&](std::exception_ptr error, ExecutionOutcome result) {
+      if (error) std::rethrow_exception(error);
+      outcome = std::move(result);
+    });
     io.run();
     return outcome;
   }
@@ -124,8 +137,7 @@ TEST_F(Executor, ShuttingDownMidJobKillsTheRunnerInsteadOfCrashing) {
   const auto hang = runner("long.sh", "echo $$ > " + pid_file.string() + "\nsleep 1000");
   {
     boost::asio::io_context io;
-    boost::asio::co_spawn(io, execute({hang, {{"schema_version", 1}}, directory_ / "work", 60s, 300ms}),
-                          boost::asio::detached);
+    boost::asio::co_spawn(io, execute(request(hang, 60s)), boost::asio::detached);
     ASSERT_TRUE(testing::wait_for(
         [&] {
           io.poll();
@@ -138,6 +150,48 @@ TEST_F(Executor, ShuttingDownMidJobKillsTheRunnerInsteadOfCrashing) {
   std::ifstream(pid_file) >> pid;
   ASSERT_GT(pid, 0);
   EXPECT_TRUE(testing::wait_for([&] { return ::kill(pid, 0) != 0; }, 5s));
+}
+
+TEST_F(Executor, ProgressLinesAndTheEnvironmentReachTheRunner) {
+  auto job = request(runner("progress.sh",
+                            "echo '{\"epoch\":1,\"epochs\":2,\"seconds\":0.5}' >> \"$TORCHSWEEP_PROGRESS_FILE\"\n"
+                            "sleep 0.2\n"
+                            "echo 'not json' >> \"$TORCHSWEEP_PROGRESS_FILE\"\n"
+                            "printf '{\"epoch\":2,\"epochs\":2,\"seconds\":0.25}\\n' >> \"$TORCHSWEEP_PROGRESS_FILE\"\n"
+                            "test \"$CUDA_VISIBLE_DEVICES\" = 3,5 || exit 7\n"
+                            "cp " +
+                                (directory_ / "ok.json").string() + " \"$4\""));
+  job.environment["CUDA_VISIBLE_DEVICES"] = "3,5";
+  std::vector<nlohmann::json> lines;
+  job.on_progress = [&](const nlohmann::json& line) { lines.push_back(line); };
+  const auto outcome = run(std::move(job));
+  EXPECT_EQ(outcome.kind, Kind::completed) << outcome.reason << outcome.stderr_tail;
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].at("epoch"), 1);
+  EXPECT_EQ(lines[1].at("seconds"), 0.25);
+}
+
+TEST_F(Executor, CancellingKillsTheProcessGroup) {
+  const auto pid_file = directory_ / "child.pid";
+  auto job = request(runner("cancel.sh", "sleep 1000 &\necho $! > " + pid_file.string() + "\nwait"), 60s);
+  const auto cancel = job.cancel_requested;
+  boost::asio::io_context io;
+  ExecutionOutcome outcome;
+  boost::asio::co_spawn(io, execute(std::move(job)),
+                        [&](std::exception_ptr, ExecutionOutcome result) { outcome = std::move(result); });
+  ASSERT_TRUE(testing::wait_for(
+      [&] {
+        io.poll();
+        return std::filesystem::exists(pid_file) && std::filesystem::file_size(pid_file) > 0;
+      },
+      10s));
+  *cancel = true;
+  io.run();
+  EXPECT_EQ(outcome.kind, Kind::cancelled) << outcome.reason;
+  EXPECT_LT(outcome.seconds, 10.0);
+  pid_t grandchild = 0;
+  std::ifstream(pid_file) >> grandchild;
+  EXPECT_TRUE(testing::wait_for([&] { return ::kill(grandchild, 0) != 0; }, 5s)) << "the runner's child survived";
 }
 
 TEST_F(Executor, MissingRunnerFailsToLaunch) {

@@ -8,59 +8,16 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "tests/support/child_process.hpp"
-#include "tests/support/process.hpp"
-#include "tests/support/temp_directory.hpp"
+#include "tests/support/cluster.hpp"
 
 namespace ts {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::ChildProcess;
-using testing::run_program;
 using testing::wait_for;
 
-class CoordinatorAndAgents : public ::testing::Test {
+class CoordinatorAndAgents : public testing::Cluster {
  protected:
-  void TearDown() override {
-    agents_.clear();
-    coordinator_.reset();
-    if (HasFailure()) {
-      for (const auto& entry : std::filesystem::directory_iterator(directory_)) {
-        if (entry.path().extension() == ".log")
-          std::cerr << "--- " << entry.path() << "\n" << testing::slurp(entry.path());
-      }
-    }
-  }
-
-  // Starts a coordinator on a free port (or `port`) and waits for it to listen.
-  void start_coordinator(int port = 0) {
-    const auto port_file = directory_ / "port";
-    std::filesystem::remove(port_file);
-    coordinator_ = std::make_unique<ChildProcess>(
-        std::vector<std::string>{TS_TORCHSWEEP_BINARY, "coordinator", "--listen", "127.0.0.1:" + std::to_string(port),
-                                 "--port-file", port_file.string(), "--heartbeat-s", "0.5"},
-        directory_ / "coordinator.log");
-    ASSERT_TRUE(wait_for([&] { return std::filesystem::exists(port_file); }, 10s));
-    std::ifstream(port_file) >> port_;
-  }
-  ChildProcess& start_agent(const std::string& name) {
-    agents_.push_back(std::make_unique<ChildProcess>(
-        std::vector<std::string>{TS_TORCHSWEEP_BINARY, "agent", "--coordinator", endpoint(), "--name", name},
-        directory_ / (name + ".log")));
-    return *agents_.back();
-  }
-  std::string endpoint() const { return "127.0.0.1:" + std::to_string(port_); }
-
-  std::vector<std::string> agent_names() const {
-    const auto finished = run_program({TS_TORCHSWEEP_BINARY, "status", "--json", "--coordinator", endpoint()});
-    if (finished.exit_code != 0) return {"<status failed: " + finished.err + ">"};
-    const auto status = nlohmann::json::parse(finished.out);
-    std::vector<std::string> names;
-    for (const auto& agent : status.at("agents")) names.push_back(agent.at("name"));
-    return names;
-  }
-
   // A raw TCP connection to the coordinator, for hostile input.
   int raw_connection() const {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -88,12 +45,6 @@ class CoordinatorAndAgents : public ::testing::Test {
     ::close(fd);
     return n == 0 ? received : received + "<not closed>";
   }
-
-  testing::TempDirectory temp_{"ts_integration"};
-  const std::filesystem::path& directory_ = temp_.path();
-  int port_ = 0;
-  std::unique_ptr<ChildProcess> coordinator_;
-  std::vector<std::unique_ptr<ChildProcess>> agents_;
 };
 
 using Names = std::vector<std::string>;

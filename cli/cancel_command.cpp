@@ -1,0 +1,31 @@
+#include <cstdio>
+
+#include "cli/client.hpp"
+#include "cli/commands.hpp"
+#include "shared/errors.hpp"
+#include "shared/wire/protocol.hpp"
+
+namespace ts::cli {
+
+Command add_cancel_command(CLI::App& app) {
+  auto* command = app.add_subcommand("cancel",
+                                     "cancel a sweep (id or name) or one job (id): queued jobs are dropped, "
+                                     "running ones killed");
+  struct Settings {
+    std::string coordinator = "127.0.0.1:7000";
+    std::string target;
+  };
+  auto settings = std::make_shared<Settings>();
+  command->add_option("target", settings->target, "SWEEP (id or name) or JOB (id: SWEEP_ID/NNNN)")->required();
+  command->add_option("--coordinator", settings->coordinator, "coordinator HOST:PORT")->capture_default_str();
+  return [settings] {
+    // Job ids are the sweep id, a slash and the ordinal; sweep names and ids have no slash.
+    const bool is_job = settings->target.find('/') != std::string::npos;
+    const auto reply = request(wire::parse_endpoint(settings->coordinator, "--coordinator"),
+                               wire::make_message("cancel", {{is_job ? "job" : "sweep", settings->target}}));
+    std::printf("cancelled %lld jobs\n", reply.at("jobs").get<long long>());
+    return 0;
+  };
+}
+
+}  // namespace ts::cli

@@ -1,0 +1,13 @@
+#include "cli/key_value.hpp"
+
+#include "shared/errors.hpp"
+
+namespace ts::cli {
+
+std::pair<std::string, std::string> split_key_value(const std::string& text, const std::string& field) {
+  const auto equals = text.find('=');
+  if (equals == std::string::npos || equals == 0) throw InvalidInput(field, "expected KEY=VALUE, got '" + text + "'");
+  return {text.substr(0, equals), text.substr(equals + 1)};
+}
+
+}  // namespace ts::cli

@@ -1,0 +1,101 @@
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "cli/key_value.hpp"
+#include "coordinator/store/query.hpp"
+#include "coordinator/store/store.hpp"
+#include "shared/errors.hpp"
+
+namespace ts::cli {
+namespace {
+
+struct FilterSettings {
+  std::string db = "torchsweep.db";
+  std::vector<std::string> sweeps, tags, where;
+  std::string since, format = "table";
+  bool include_failed = false;
+
+  store::ResultFilter filter() const {
+    store::ResultFilter filter{sweeps, tags, since, {}, include_failed};
+    for (const auto& condition : where) filter.where.push_back(split_key_value(condition, "--where"));
+    return filter;
+  }
+};
+
+void add_filter_options(CLI::App* command, FilterSettings& settings, const std::string& default_format) {
+  settings.format = default_format;
+  command->add_option("--db", settings.db, "the SQLite store")->capture_default_str();
+  command->add_option("--sweep", settings.sweeps, "only this sweep: id, or name for its newest run (repeatable)");
+  command->add_option("--tag", settings.tags, "only sweeps with this tag (repeatable)");
+  command->add_option("--since", settings.since, "only results received at or after this UTC date or time");
+  command->add_option("--where", settings.where, "AXIS=VALUE: only results where the axis has the value (repeatable)");
+  command->add_flag("--include-failed", settings.include_failed, "also results whose status is not ok");
+  command->add_option("--format", settings.format, "table | csv | json")->capture_default_str();
+}
+
+// Opens the store for reading, refusing a path that does not exist rather
+// than creating an empty store there.
+store::Store open_existing(const std::string& path) {
+  if (!std::filesystem::exists(path)) throw InvalidInput("--db", "no store at '" + path + "'");
+  return store::Store(path);
+}
+
+}  // namespace
+
+Command add_query_command(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "query", "per-configuration medians from the store, with speedups (--compare) or regressions (--baseline)");
+  struct Settings : FilterSettings {
+    std::vector<std::string> group_by, metrics;
+    std::string compare, baseline;
+    double alpha = 0.01, threshold = 0.05;
+  };
+  auto settings = std::make_shared<Settings>();
+  add_filter_options(command, *settings, "table");
+  command->add_option("--group-by", settings->group_by, "axes to group by (repeatable or comma-separated)")
+      ->delimiter(',');
+  command
+      ->add_option("--metric", settings->metrics,
+                   "epoch_time, step_time, samples_per_s, peak_memory, compile_time, warmup_time (repeatable)")
+      ->delimiter(',');
+  command->add_option("--compare", settings->compare,
+                      "AXIS or AXIS=REF,OTHER: the two values side by side with speedup and memory reduction");
+  command->add_option("--baseline", settings->baseline,
+                      "sweep id, name or tag to test every group against for regressions");
+  command->add_option("--alpha", settings->alpha, "significance level of the regression test")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  command
+      ->add_option("--threshold", settings->threshold,
+                   "smallest relative change of the median that counts as a regression")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  return [settings] {
+    const auto format = store::parse_format(settings->format, "--format");
+    auto store = open_existing(settings->db);
+    store::QueryOptions options;
+    options.filter = settings->filter();
+    options.group_by = settings->group_by;
+    options.metrics = settings->metrics;
+    options.compare = settings->compare;
+    options.baseline = settings->baseline;
+    options.regression_alpha = settings->alpha;
+    options.regression_threshold = settings->threshold;
+    std::cout << store::render(store::query(store.database(), options), format);
+    return 0;
+  };
+}
+
+Command add_export_command(CLI::App& app) {
+  auto* command = app.add_subcommand("export", "every stored result as flat rows (CSV or JSON)");
+  auto settings = std::make_shared<FilterSettings>();
+  add_filter_options(command, *settings, "csv");
+  return [settings] {
+    const auto format = store::parse_format(settings->format, "--format");
+    auto store = open_existing(settings->db);
+    std::cout << store::render(store::export_results(store.database(), settings->filter()), format);
+    return 0;
+  };
+}
+
+}  // namespace ts::cli

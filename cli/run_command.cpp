@@ -1,0 +1,214 @@
+// torchsweep run SWEEP: the embedded default. A coordinator on a free
+// loopback port, one local agent and the store, all in this process; the
+// jobs still run in their own worker processes. Prints progress while the
+// sweep runs, then the results table.
+#include <unistd.h>
+
+#include <boost/asio.hpp>
+#include <cstdio>
+#include <format>
+#include <iostream>
+
+#include "agent/agent.hpp"
+#include "cli/client.hpp"
+#include "cli/commands.hpp"
+#include "cli/key_value.hpp"
+#include "cli/shutdown.hpp"
+#include "coordinator/coordinator.hpp"
+#include "coordinator/store/query.hpp"
+#include "shared/errors.hpp"
+#include "shared/log.hpp"
+#include "shared/sweep/sweep.hpp"
+
+namespace ts::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using coordinator::JobEvent;
+
+std::string duration_text(double seconds) {
+  const auto whole = static_cast<int64_t>(seconds + 0.5);
+  return whole >= 60 ? std::format("{}m{:02}s", whole / 60, whole % 60) : std::format("{}s", whole);
+}
+
+// "model=mlp precision=fp32 mode=compiled" from a configuration key (JSON).
+std::string describe(const std::string& config_key) {
+  std::string text;
+  const auto configuration = nlohmann::json::parse(config_key);
+  for (const auto& [key, value] : configuration.items()) {
+    text += (text.empty() ? "" : " ") + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return text;
+}
+
+// The progress of one sweep: a rewritten line on a terminal, one line per
+// finished job otherwise (logs, CI).
+class ProgressReport {
+ public:
+  ProgressReport(std::size_t total, store::Store& store) : total_(total), store_(store), tty_(isatty(STDERR_FILENO)) {}
+
+  void on_event(const JobEvent& event) {
+    switch (event.kind) {
+      case JobEvent::Kind::started:
+        current_ = event.job_id;
+        epoch_ = {0, 0};
+        break;
+      case JobEvent::Kind::progress:
+        epoch_ = {event.epoch, event.epochs};
+        break;
+      case JobEvent::Kind::requeued:
+        line(std::format("retrying {}: {}", event.job_id, event.detail));
+        break;
+      case JobEvent::Kind::done:
+      case JobEvent::Kind::failed:
+      case JobEvent::Kind::cancelled:
+        ++finished_;
+        if (event.kind == JobEvent::Kind::failed) ++failed_;
+        if (event.kind == JobEvent::Kind::cancelled) ++cancelled_;
+        if (!tty_ || event.kind == JobEvent::Kind::failed) {
+          const auto job = store_.job(event.job_id);
+          line(std::format("[{}/{}] {} {}{}", finished_, total_,
+                           event.kind == JobEvent::Kind::done     ? "done  "
+                           : event.kind == JobEvent::Kind::failed ? "FAILED"
+                                                                  : "cancelled",
+                           job ? describe(job->config_key) : event.job_id,
+                           event.detail.empty() ? "" : ": " + event.detail.substr(0, 300)));
+        }
+        break;
+    }
+    if (tty_) redraw();
+  }
+  bool complete() const { return finished_ >= total_; }
+  std::size_t failed() const { return failed_; }
+  std::size_t cancelled() const { return cancelled_; }
+  void close() {
+    if (tty_) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  void line(const std::string& text) {
+    if (tty_) std::fprintf(stderr, "\r\033[K");
+    std::fprintf(stderr, "%s\n", text.c_str());
+  }
+  void redraw() {
+    const double elapsed = std::chrono::duration<double>(Clock::now() - started_).count();
+    const auto eta =
+        finished_ > 0
+            ? duration_text(elapsed / static_cast<double>(finished_) * static_cast<double>(total_ - finished_))
+            : std::string("?");
+    auto text = std::format("[{}/{}] {} failed, elapsed {}, ETA {}", finished_, total_, failed_, duration_text(elapsed),
+                            complete() ? "0s" : eta);
+    if (!complete() && !current_.empty()) {
+      text += std::format(" | {}", current_.substr(current_.find('/') + 1));
+      if (epoch_.second > 0) text += std::format(" epoch {}/{}", epoch_.first, epoch_.second);
+    }
+    std::fprintf(stderr, "\r\033[K%s", text.c_str());
+    std::fflush(stderr);
+  }
+
+  std::size_t total_, finished_ = 0, failed_ = 0, cancelled_ = 0;
+  store::Store& store_;
+  bool tty_;
+  Clock::time_point started_ = Clock::now();
+  std::string current_;
+  std::pair<int64_t, int64_t> epoch_{0, 0};
+};
+
+void print_results(store::Store& store, const std::string& sweep_id, const std::string& db) {
+  store::QueryOptions options;
+  options.filter.sweeps = {sweep_id};
+  auto plain = store::query(store.database(), options);
+  std::cout << "\nPer-configuration medians (sweep " << sweep_id << "):\n"
+            << store::render(plain, store::Format::table);
+  options.compare = "mode";
+  const auto compared = store::query(store.database(), options);
+  const bool any_pair = std::any_of(compared.rows.begin(), compared.rows.end(), [&](const auto& row) {
+    const auto speedup = std::find(compared.columns.begin(), compared.columns.end(), "speedup");
+    return !row[static_cast<std::size_t>(speedup - compared.columns.begin())].is_null();
+  });
+  if (any_pair) {
+    std::cout << "\nCompiled vs eager (speedup = eager time / compiled time, 95% bootstrap interval):\n"
+              << store::render(compared, store::Format::table);
+  }
+  std::cout << "\nStored in " << db << "; ask again with: torchsweep query --db " << db << " --sweep " << sweep_id
+            << " --compare mode\n";
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "run", "run a sweep on this machine: coordinator, one local agent and the store in one command");
+  struct Settings {
+    std::string sweep, db = "torchsweep.db", work_dir;
+    std::vector<std::string> runners;
+    bool verbose = false, keep_job_dirs = false;
+  };
+  auto settings = std::make_shared<Settings>();
+  command->add_option("sweep", settings->sweep, "sweep file (YAML or JSON)")->required();
+  command->add_option("--db", settings->db, "the SQLite store (created if missing)")->capture_default_str();
+  command->add_option("--runner", settings->runners,
+                      "NAME=PATH: an executable honouring the worker contract (repeatable)");
+  command->add_option("--work-dir", settings->work_dir, "job directories (default: $TMPDIR/torchsweep-agent-local)");
+  command->add_flag("--keep-job-dirs", settings->keep_job_dirs, "keep the directories of successful jobs too");
+  command->add_flag("--verbose", settings->verbose, "log the coordinator's and the agent's work (info level)");
+  return [settings] {
+    const auto spec = sweep::read_document(settings->sweep);
+    sweep::expand(spec, settings->sweep);  // bad files fail here, before anything is created
+    if (!settings->verbose) log::set_level(log::Level::warn);
+    store::Store store(settings->db);
+    boost::asio::io_context io;
+    coordinator::CoordinatorOptions coordinator_options;
+    coordinator_options.listen = {"127.0.0.1", 0};
+    coordinator_options.resume_unfinished = false;  // run runs the sweep it was given, nothing else
+    coordinator::Coordinator server(io, coordinator_options, store);
+    server.start();
+    agent::AgentOptions agent_options;
+    agent_options.coordinator = {"127.0.0.1", server.port()};
+    agent_options.name = "local";
+    agent_options.work_directory = settings->work_dir;
+    agent_options.keep_job_directories = settings->keep_job_dirs;
+    for (const auto& runner : settings->runners) add_key_value(agent_options.runners, runner, "--runner");
+    agent::Agent local(io, agent_options);
+    local.start();
+
+    const auto submission = server.submit(spec, settings->sweep, submitter_name());
+    std::fprintf(stderr, "sweep %s: %zu jobs (%zu configurations); store %s\n", submission.sweep_id.c_str(),
+                 submission.jobs, submission.configurations, settings->db.c_str());
+    ProgressReport progress(submission.jobs, store);
+    const auto finish = [&] {
+      progress.close();
+      server.stop();
+      local.stop();
+      io.stop();
+    };
+    server.on_event([&](const JobEvent& event) {
+      if (event.sweep_id != submission.sweep_id) return;
+      progress.on_event(event);
+      if (progress.complete()) boost::asio::post(io, finish);
+    });
+    bool interrupted = false;
+    const auto signals = stop_on_signals(io, [&] {
+      interrupted = true;
+      server.cancel(submission.sweep_id, "");
+      finish();
+    });
+    if (submission.jobs == 0) finish();
+    io.run();
+    if (interrupted) {
+      std::fprintf(stderr, "interrupted: sweep %s cancelled\n", submission.sweep_id.c_str());
+      return exit_code::run_failed;
+    }
+    print_results(store, submission.sweep_id, settings->db);
+    if (progress.failed() > 0) {
+      std::fprintf(stderr,
+                   "%zu of %zu jobs failed; their reasons: torchsweep export --db %s --sweep %s "
+                   "--include-failed, or the jobs table\n",
+                   progress.failed(), submission.jobs, settings->db.c_str(), submission.sweep_id.c_str());
+      return exit_code::run_failed;
+    }
+    return exit_code::ok;
+  };
+}
+
+}  // namespace ts::cli

@@ -1,0 +1,189 @@
+#include "coordinator/scheduler.hpp"
+
+#include <algorithm>
+
+namespace ts::coordinator {
+
+AgentResources AgentResources::from_hello(const nlohmann::json& hello) {
+  AgentResources agent;
+  agent.name = hello.at("name").get<std::string>();
+  const auto capabilities = hello.value("capabilities", nlohmann::json::object());
+  for (const auto& gpu : capabilities.value("gpus", nlohmann::json::array())) {
+    agent.gpus.push_back(
+        {gpu.at("index").get<int64_t>(), gpu.at("name").get<std::string>(), gpu.at("memory_bytes").get<int64_t>()});
+  }
+  for (const auto& runner : capabilities.value("runners", nlohmann::json::array())) agent.runners.insert(runner);
+  agent.labels = hello.value("labels", std::map<std::string, std::string>{});
+  return agent;
+}
+
+Requirements Requirements::from_json(const nlohmann::json& requirements) {
+  Requirements out;
+  out.gpu_type = requirements.value("gpu_type", "");
+  out.min_gpu_memory_gb = requirements.value("min_gpu_memory_gb", 0.0);
+  out.labels = requirements.value("labels", std::map<std::string, std::string>{});
+  return out;
+}
+
+void Scheduler::add_agent(AgentResources agent) {
+  const auto name = agent.name;
+  agents_[name] = AgentState{std::move(agent), {}, {}, false, false};
+  dirty_agents_.insert(name);
+}
+
+std::vector<std::string> Scheduler::remove_agent(const std::string& name) {
+  const auto found = agents_.find(name);
+  if (found == agents_.end()) return {};
+  std::vector<std::string> orphans(found->second.jobs.begin(), found->second.jobs.end());
+  for (const auto& job_id : orphans) running_.erase(job_id);
+  agents_.erase(found);
+  dirty_agents_.erase(name);
+  std::erase_if(pins_, [&](const auto& pin) { return pin.second == name; });
+  return orphans;
+}
+
+Scheduler::QueueKey Scheduler::key_of(const SchedulableJob& job) {
+  return {-job.priority, job.sweep_sequence, job.ordinal, job.job_id};
+}
+
+void Scheduler::enqueue(SchedulableJob job) {
+  queue_.insert(key_of(job));
+  const auto id = job.job_id;
+  jobs_[id] = std::move(job);
+  queue_grew_ = true;
+}
+
+void Scheduler::hold(SchedulableJob job) {
+  const auto id = job.job_id;
+  jobs_[id] = std::move(job);
+}
+
+bool Scheduler::attach(const std::string& job_id, const std::string& agent, const std::vector<int64_t>& gpus) {
+  const auto job = jobs_.find(job_id);
+  const auto state = agents_.find(agent);
+  if (job == jobs_.end() || state == agents_.end() || running_.contains(job_id)) return false;
+  for (const auto gpu : gpus) {
+    if (state->second.busy_gpus.contains(gpu)) return false;
+  }
+  queue_.erase(key_of(job->second));
+  occupy(job->second, state->second, gpus);
+  return true;
+}
+
+bool Scheduler::release(const std::string& job_id) {
+  const auto job = jobs_.find(job_id);
+  if (job == jobs_.end()) return false;
+  if (const auto running = running_.find(job_id); running != running_.end()) {
+    if (const auto agent = agents_.find(running->second.agent); agent != agents_.end()) {
+      auto& state = agent->second;
+      for (const auto gpu : running->second.gpus) state.busy_gpus.erase(gpu);
+      if (running->second.cpu) state.cpu_busy = false;
+      if (job->second.node_exclusive) state.exclusive_busy = false;
+      state.jobs.erase(job_id);
+      dirty_agents_.insert(agent->first);
+    }
+    running_.erase(running);
+  }
+  queue_.erase(key_of(job->second));
+  jobs_.erase(job);
+  return true;
+}
+
+void Scheduler::requeue(const std::string& job_id) {
+  const auto job = jobs_.find(job_id);
+  if (job == jobs_.end()) return;
+  auto copy = job->second;
+  release(job_id);
+  enqueue(std::move(copy));
+}
+
+std::optional<std::vector<int64_t>> Scheduler::fit(const SchedulableJob& job, const AgentState& agent) const {
+  const auto& resources = agent.resources;
+  if (agent.exclusive_busy || (job.node_exclusive && !agent.jobs.empty())) return std::nullopt;
+  if (!resources.runners.contains(job.runner)) return std::nullopt;
+  for (const auto& [key, value] : job.requirements.labels) {
+    const auto label = resources.labels.find(key);
+    if (label == resources.labels.end() || label->second != value) return std::nullopt;
+  }
+  if (job.pinned) {
+    const auto pin = pins_.find({job.sweep_id, job.config_key});
+    if (pin != pins_.end() && pin->second != resources.name) return std::nullopt;
+  }
+  if (!job.uses_gpus) {
+    if (agent.cpu_busy) return std::nullopt;
+    return std::vector<int64_t>{};
+  }
+  const auto min_bytes = static_cast<int64_t>(job.requirements.min_gpu_memory_gb * 1e9);
+  std::vector<int64_t> chosen;
+  for (const auto& gpu : resources.gpus) {
+    if (agent.busy_gpus.contains(gpu.index) || gpu.memory_bytes < min_bytes) continue;
+    if (!job.requirements.gpu_type.empty() && gpu.name.find(job.requirements.gpu_type) == std::string::npos) continue;
+    chosen.push_back(gpu.index);
+    if (static_cast<int64_t>(chosen.size()) == job.gpus) return chosen;
+  }
+  return std::nullopt;
+}
+
+void Scheduler::occupy(const SchedulableJob& job, AgentState& agent, const std::vector<int64_t>& gpus) {
+  agent.busy_gpus.insert(gpus.begin(), gpus.end());
+  agent.cpu_busy = agent.cpu_busy || !job.uses_gpus;
+  agent.exclusive_busy = agent.exclusive_busy || job.node_exclusive;
+  agent.jobs.insert(job.job_id);
+  running_[job.job_id] = RunningJob{agent.resources.name, gpus, !job.uses_gpus};
+  if (job.pinned) pins_.emplace(std::make_pair(job.sweep_id, job.config_key), agent.resources.name);
+}
+
+std::vector<Assignment> Scheduler::schedule() {
+  std::vector<std::string> candidates;
+  if (queue_grew_) {
+    for (const auto& [name, state] : agents_) candidates.push_back(name);
+  } else {
+    candidates.assign(dirty_agents_.begin(), dirty_agents_.end());
+  }
+  queue_grew_ = false;
+  dirty_agents_.clear();
+  std::vector<Assignment> assignments;
+  for (const auto& name : candidates) {
+    auto& agent = agents_.at(name);
+    bool placed = true;
+    while (placed && !queue_.empty()) {
+      placed = false;
+      // Cheap test first: an agent that can take nothing more is not scanned.
+      const bool has_free_gpu = agent.busy_gpus.size() < agent.resources.gpus.size();
+      if (agent.exclusive_busy || (agent.cpu_busy && !has_free_gpu)) break;
+      for (auto key = queue_.begin(); key != queue_.end(); ++key) {
+        auto& job = jobs_.at(std::get<3>(*key));
+        const auto gpus = fit(job, agent);
+        if (!gpus) continue;
+        occupy(job, agent, *gpus);
+        job.attempts += 1;
+        assignments.push_back({job.job_id, name, job.attempts, *gpus});
+        queue_.erase(key);
+        placed = true;
+        break;
+      }
+    }
+  }
+  return assignments;
+}
+
+bool Scheduler::is_running(const std::string& job_id) const { return running_.contains(job_id); }
+
+bool Scheduler::is_queued(const std::string& job_id) const {
+  const auto job = jobs_.find(job_id);
+  return job != jobs_.end() && !running_.contains(job_id);
+}
+
+std::optional<std::string> Scheduler::agent_of(const std::string& job_id) const {
+  const auto running = running_.find(job_id);
+  if (running == running_.end()) return std::nullopt;
+  return running->second.agent;
+}
+
+std::vector<std::string> Scheduler::running_on(const std::string& agent) const {
+  const auto found = agents_.find(agent);
+  if (found == agents_.end()) return {};
+  return {found->second.jobs.begin(), found->second.jobs.end()};
+}
+
+}  // namespace ts::coordinator

@@ -1,0 +1,123 @@
+#pragma once
+// Which queued job runs on which agent, and on which of its GPUs. Pure
+// bookkeeping, no I/O: the coordinator persists what it decides. Rules
+// (docs/scheduling.md): higher priority first, then older sweeps, then each
+// sweep's interleaved order; a job goes to an agent that has its runner, the
+// required labels and enough free GPUs of the required kind and memory;
+// never two jobs on one GPU, at most one CPU job per agent, nothing beside a
+// node-exclusive job; repeats of a pinned sweep stay on the agent that ran
+// the first one.
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace ts::coordinator {
+
+struct GpuInfo {
+  int64_t index = 0;
+  std::string name;
+  int64_t memory_bytes = 0;
+};
+
+struct AgentResources {
+  std::string name;
+  std::vector<GpuInfo> gpus;
+  std::set<std::string> runners;
+  std::map<std::string, std::string> labels;
+
+  // From an agent's hello (schemas/protocol/hello.schema.json).
+  static AgentResources from_hello(const nlohmann::json& hello);
+};
+
+struct Requirements {
+  std::string gpu_type;  // substring of the GPU name; empty: any
+  double min_gpu_memory_gb = 0;
+  std::map<std::string, std::string> labels;
+
+  static Requirements from_json(const nlohmann::json& requirements);
+};
+
+struct SchedulableJob {
+  std::string job_id, sweep_id, config_key, runner = "libtorch";
+  int64_t priority = 0;
+  int64_t sweep_sequence = 0;  // submission order of its sweep
+  int64_t ordinal = 0;
+  int64_t gpus = 1;
+  bool uses_gpus = false;  // device cuda*: `gpus` GPUs; otherwise CPU ranks, no GPU
+  bool node_exclusive = true;
+  bool pinned = false;
+  Requirements requirements;
+  int64_t attempts = 0;  // attempts made so far
+};
+
+struct Assignment {
+  std::string job_id, agent;
+  int64_t attempt = 1;
+  std::vector<int64_t> gpus;
+};
+
+class Scheduler {
+ public:
+  void add_agent(AgentResources agent);
+  // Forgets the agent; returns the jobs that were running on it.
+  std::vector<std::string> remove_agent(const std::string& name);
+
+  void enqueue(SchedulableJob job);
+  // Knows the job without queueing it: it may still run on an agent that
+  // is away (after a coordinator restart or a lost connection), until
+  // attach() or requeue().
+  void hold(SchedulableJob job);
+  // Records that `agent` is running the held job on `gpus` (it said so on
+  // reconnecting); false if the agent or job is unknown or the GPUs are taken.
+  bool attach(const std::string& job_id, const std::string& agent, const std::vector<int64_t>& gpus);
+  // Frees what a running job held, or drops a queued job; returns false for
+  // an unknown job.
+  bool release(const std::string& job_id);
+  // Puts a running job back in the queue (its attempts count is kept).
+  void requeue(const std::string& job_id);
+
+  // Every assignment that fits now, in priority order.
+  std::vector<Assignment> schedule();
+
+  bool is_running(const std::string& job_id) const;
+  bool is_queued(const std::string& job_id) const;
+  // The agent running `job_id`, when it is running.
+  std::optional<std::string> agent_of(const std::string& job_id) const;
+  std::size_t queued() const { return queue_.size(); }
+  std::size_t running() const { return running_.size(); }
+  std::vector<std::string> running_on(const std::string& agent) const;
+
+ private:
+  using QueueKey = std::tuple<int64_t, int64_t, int64_t, std::string>;  // -priority, sweep, ordinal, id
+  struct AgentState {
+    AgentResources resources;
+    std::set<int64_t> busy_gpus;
+    std::set<std::string> jobs;
+    bool cpu_busy = false;
+    bool exclusive_busy = false;
+  };
+  struct RunningJob {
+    std::string agent;
+    std::vector<int64_t> gpus;
+    bool cpu = false;
+  };
+
+  static QueueKey key_of(const SchedulableJob& job);
+  std::optional<std::vector<int64_t>> fit(const SchedulableJob& job, const AgentState& agent) const;
+  void occupy(const SchedulableJob& job, AgentState& agent, const std::vector<int64_t>& gpus);
+
+  std::map<std::string, AgentState> agents_;
+  std::map<std::string, SchedulableJob> jobs_;
+  std::set<QueueKey> queue_;
+  std::map<std::string, RunningJob> running_;
+  std::map<std::pair<std::string, std::string>, std::string> pins_;  // (sweep, config) -> agent
+  std::set<std::string> dirty_agents_;  // agents whose capacity grew since the last schedule()
+  bool queue_grew_ = false;
+};
+
+}  // namespace ts::coordinator

@@ -1,0 +1,580 @@
+#include "coordinator/store/query.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <format>
+#include <functional>
+#include <map>
+#include <regex>
+#include <set>
+#include <unordered_map>
+
+#include "shared/errors.hpp"
+#include "shared/statistics.hpp"
+
+namespace ts::store {
+namespace {
+
+struct Axis {
+  std::string name, sql;
+};
+
+// The fixed vocabulary of axes: the only names that become SQL.
+const std::vector<Axis>& axis_table() {
+  static const std::vector<Axis> axes{
+      {"model", "r.model"},
+      {"task", "r.task"},
+      {"batch_size", "r.batch_size"},
+      {"precision", "r.precision"},
+      {"mode", "COALESCE(r.mode_ran, r.mode)"},  // what ran: a compiled job that fell back counts as eager
+      {"requested_mode", "r.mode"},
+      {"compiler", "r.compiler"},
+      {"runner", "r.runner"},
+      {"gpus", "r.gpus"},
+      {"device_name", "r.device_name"},
+      {"torch_version", "r.torch_version"},
+      {"host", "r.host"},
+      {"agent", "r.agent"},
+      {"sweep", "r.sweep_id"},
+      {"status", "r.status"},
+  };
+  return axes;
+}
+
+struct Metric {
+  std::string name, column, sql;
+  double scale = 1;
+  bool higher_is_better = false;
+};
+
+const std::vector<Metric>& metric_table() {
+  static const std::vector<Metric> metrics{
+      {"epoch_time", "epoch_time_s", "r.median_epoch_s"},
+      {"step_time", "step_time_s", "r.median_step_s"},
+      {"samples_per_s", "samples_per_s", "r.samples_per_s", 1, true},
+      {"peak_memory", "peak_memory_mib", "r.peak_memory_bytes", 1.0 / (1024 * 1024)},
+      {"compile_time", "compile_time_s", "r.compile_s"},
+      {"warmup_time", "warmup_time_s", "r.warmup_s"},
+  };
+  return metrics;
+}
+
+template <class Entry>
+std::vector<std::string> names_of(const std::vector<Entry>& table) {
+  std::vector<std::string> names;
+  for (const auto& entry : table) names.push_back(entry.name);
+  return names;
+}
+
+// The entry of `table` called `name`, or an error listing the known names.
+template <class Entry>
+const Entry& named(const std::vector<Entry>& table, const std::string& name, const std::string& option,
+                   const std::string& what) {
+  for (const auto& entry : table) {
+    if (entry.name == name) return entry;
+  }
+  std::string known;
+  for (const auto& entry : table) known += (known.empty() ? "" : ", ") + entry.name;
+  throw InvalidInput(option, "unknown " + what + " '" + name + "'; expected one of: " + known);
+}
+
+const Axis& axis_named(const std::string& name, const std::string& option) {
+  return named(axis_table(), name, option, "axis");
+}
+
+const Metric& metric_named(const std::string& name) { return named(metric_table(), name, "--metric", "metric"); }
+
+// A WHERE clause of fixed fragments and the values bound to its '?'s.
+struct Condition {
+  std::string sql = "1";
+  std::vector<std::string> values;
+  void add(const std::string& fragment, std::vector<std::string> bound = {}) {
+    sql += " AND " + fragment;
+    values.insert(values.end(), bound.begin(), bound.end());
+  }
+};
+
+std::string placeholders(std::size_t n) {
+  std::string text;
+  for (std::size_t i = 0; i < n; ++i) text += i == 0 ? "?" : ",?";
+  return text;
+}
+
+// A sweep id, or the newest sweep of that name; results stored without a
+// sweep row (imported documents) are matched by the name they carry.
+std::string resolve_sweep(Database& database, const std::string& id_or_name, const std::string& option) {
+  auto select = database.prepare(
+      "SELECT sweep_id FROM sweeps WHERE sweep_id = ?1 OR name = ?1 ORDER BY sweep_id = ?1 DESC, rowid DESC LIMIT 1");
+  select.bind_all(id_or_name);
+  if (select.step()) return select.text(0);
+  auto loose = database.prepare("SELECT 1 FROM results WHERE sweep_id = ? LIMIT 1");
+  loose.bind_all(id_or_name);
+  if (loose.step()) return id_or_name;
+  throw InvalidInput(option, "no sweep with id or name '" + id_or_name + "'");
+}
+
+Condition condition_of(Database& database, const ResultFilter& filter) {
+  Condition condition;
+  if (!filter.include_failed) condition.add("r.status = 'ok'");
+  if (!filter.sweeps.empty()) {
+    std::vector<std::string> ids;
+    for (const auto& sweep : filter.sweeps) ids.push_back(resolve_sweep(database, sweep, "--sweep"));
+    condition.add("r.sweep_id IN (" + placeholders(ids.size()) + ")", ids);
+  }
+  if (!filter.tags.empty()) {
+    condition.add(
+        "r.sweep_id IN (SELECT sweep_id FROM sweep_tags WHERE tag IN (" + placeholders(filter.tags.size()) + "))",
+        filter.tags);
+  }
+  if (!filter.since.empty()) {
+    static const std::regex iso(R"(\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z?)?)");
+    if (!std::regex_match(filter.since, iso)) {
+      throw InvalidInput(
+          "--since",
+          "expected an ISO 8601 UTC date or time such as 2026-11-30 or 2026-11-30T18:00Z, got '" + filter.since + "'");
+    }
+    condition.add("r.received_at >= ?", {filter.since});
+  }
+  for (const auto& [name, value] : filter.where) condition.add(axis_named(name, "--where").sql + " = ?", {value});
+  return condition;
+}
+
+nlohmann::json cell(Statement& row, int column) {
+  if (row.is_null(column)) return nullptr;
+  const auto text = row.text(column);
+  int64_t integer = 0;
+  if (auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), integer);
+      error == std::errc() && end == text.data() + text.size()) {
+    return integer;
+  }
+  return text;
+}
+
+struct Group {
+  std::vector<nlohmann::json> key;
+  // samples[side][metric]: per-run values (side 0: the reference or the
+  // filtered results, side 1: the other compared value or the baseline)
+  std::array<std::vector<std::vector<double>>, 2> samples;
+};
+
+struct Grouping {
+  std::vector<Group> groups;
+  std::unordered_map<std::string, std::size_t> index;
+};
+
+// Adds every row of the filtered results to its group; `side_of` picks the
+// side a row counts on (or -1 to skip it).
+void collect(Database& database, const Condition& condition, const std::vector<const Axis*>& keys,
+             const std::vector<const Metric*>& metrics, const Axis* side_axis,
+             const std::function<int(const nlohmann::json&)>& side_of, int fixed_side, Grouping& grouping) {
+  std::string sql = "SELECT ";
+  for (const auto* axis : keys) sql += axis->sql + ", ";
+  sql += side_axis ? side_axis->sql : "NULL";
+  for (const auto* metric : metrics) sql += ", " + metric->sql;
+  sql += " FROM results r WHERE " + condition.sql;
+  auto select = database.prepare(sql);
+  for (std::size_t i = 0; i < condition.values.size(); ++i)
+    select.bind(static_cast<int>(i + 1), std::string_view(condition.values[i]));
+  const int key_count = static_cast<int>(keys.size());
+  std::string key_text;
+  while (select.step()) {
+    const int side = side_axis ? side_of(cell(select, key_count)) : fixed_side;
+    if (side < 0) continue;
+    key_text.clear();
+    for (int k = 0; k < key_count; ++k) {
+      key_text += select.is_null(k) ? "\x01" : select.text(k);
+      key_text += '\x1f';
+    }
+    auto [found, inserted] = grouping.index.try_emplace(key_text, grouping.groups.size());
+    if (inserted) {
+      Group group;
+      for (int k = 0; k < key_count; ++k) group.key.push_back(cell(select, k));
+      for (auto& side_samples : group.samples) side_samples.resize(metrics.size());
+      grouping.groups.push_back(std::move(group));
+    }
+    auto& group = grouping.groups[found->second];
+    for (std::size_t m = 0; m < metrics.size(); ++m) {
+      const int column = key_count + 1 + static_cast<int>(m);
+      if (!select.is_null(column)) group.samples[side][m].push_back(select.real(column) * metrics[m]->scale);
+    }
+  }
+}
+
+nlohmann::json median_or_null(const std::vector<double>& samples) {
+  return samples.empty() ? nlohmann::json(nullptr) : nlohmann::json(stats::median(samples));
+}
+
+// The values of `axis` present in the filtered results, sorted.
+std::vector<std::string> values_of(Database& database, const Condition& condition, const Axis& axis) {
+  auto select =
+      database.prepare("SELECT DISTINCT " + axis.sql + " FROM results r WHERE " + condition.sql + " ORDER BY 1");
+  for (std::size_t i = 0; i < condition.values.size(); ++i)
+    select.bind(static_cast<int>(i + 1), std::string_view(condition.values[i]));
+  std::vector<std::string> values;
+  while (select.step()) values.push_back(select.is_null(0) ? "" : select.text(0));
+  return values;
+}
+
+std::string json_text(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : value.is_null() ? "" : value.dump();
+}
+
+// A sweep id; else the newest sweep with that name or tag that is not
+// among the results being judged (so "nightly" means the previous night).
+std::string baseline_sweep(Database& database, const std::string& baseline, const Condition& current) {
+  auto exact = database.prepare("SELECT sweep_id FROM sweeps WHERE sweep_id = ?");
+  exact.bind_all(baseline);
+  if (exact.step()) return exact.text(0);
+  const std::string sql =
+      "SELECT s.sweep_id FROM sweeps s WHERE (s.name = ?1 OR s.sweep_id IN (SELECT sweep_id FROM sweep_tags WHERE "
+      "tag = ?1)) AND s.sweep_id NOT IN (SELECT DISTINCT r.sweep_id FROM results r WHERE " +
+      current.sql + " AND r.sweep_id IS NOT NULL) ORDER BY s.rowid DESC LIMIT 1";
+  auto named = database.prepare(sql);
+  named.bind(1, std::string_view(baseline));
+  for (std::size_t i = 0; i < current.values.size(); ++i)
+    named.bind(static_cast<int>(i + 2), std::string_view(current.values[i]));
+  if (named.step()) return named.text(0);
+  return resolve_sweep(database, baseline, "--baseline");
+}
+
+}  // namespace
+
+const std::vector<std::string>& query_axes() {
+  static const auto names = names_of(axis_table());
+  return names;
+}
+
+const std::vector<std::string>& query_metrics() {
+  static const auto names = names_of(metric_table());
+  return names;
+}
+
+Table query(Database& database, const QueryOptions& options) {
+  const auto condition = condition_of(database, options.filter);
+  auto group_names = options.group_by;
+  if (group_names.empty()) {
+    group_names = {"model", "task", "batch_size", "precision", "mode", "gpus", "device_name", "runner"};
+  }
+  std::vector<std::string> metric_names = options.metrics;
+  if (metric_names.empty()) metric_names = {"epoch_time", "samples_per_s", "peak_memory"};
+  if (!options.compare.empty() && !options.baseline.empty()) {
+    throw InvalidInput("--compare", "--compare and --baseline cannot be combined; run two queries");
+  }
+
+  // The comparison: an axis and its two values, reference first.
+  const Axis* compare_axis = nullptr;
+  std::array<std::string, 2> compared;
+  if (!options.compare.empty()) {
+    const auto equals = options.compare.find('=');
+    compare_axis = &axis_named(options.compare.substr(0, equals), "--compare");
+    if (equals != std::string::npos) {
+      const auto list = options.compare.substr(equals + 1);
+      const auto comma = list.find(',');
+      if (comma == std::string::npos || comma == 0 || comma + 1 == list.size() ||
+          list.find(',', comma + 1) != std::string::npos) {
+        throw InvalidInput("--compare", "expected AXIS or AXIS=REFERENCE,OTHER, got '" + options.compare + "'");
+      }
+      compared = {list.substr(0, comma), list.substr(comma + 1)};
+    } else if (compare_axis->name == "mode" || compare_axis->name == "requested_mode") {
+      compared = {"eager", "compiled"};
+    } else {
+      const auto present = values_of(database, condition, *compare_axis);
+      if (present.size() != 2) {
+        throw InvalidInput("--compare", "the results have " + std::to_string(present.size()) + " values of '" +
+                                            compare_axis->name + "'; name two as " + compare_axis->name + "=A,B");
+      }
+      compared = {present[0], present[1]};
+    }
+    std::erase(group_names, compare_axis->name);
+  }
+
+  std::vector<const Axis*> keys;
+  for (const auto& name : group_names) keys.push_back(&axis_named(name, "--group-by"));
+  std::vector<const Metric*> metrics;
+  for (const auto& name : metric_names) metrics.push_back(&metric_named(name));
+  // Speedups and memory reductions need these even when they are not shown.
+  const auto index_of = [&](const std::string& name) {
+    for (std::size_t m = 0; m < metrics.size(); ++m) {
+      if (metrics[m]->name == name) return m;
+    }
+    metrics.push_back(&metric_named(name));
+    return metrics.size() - 1;
+  };
+  const std::size_t shown_metrics = metric_names.size();
+  std::size_t epoch_metric = 0, memory_metric = 0;
+  if (compare_axis) {
+    epoch_metric = index_of("epoch_time");
+    memory_metric = index_of("peak_memory");
+  }
+
+  Grouping grouping;
+  if (compare_axis) {
+    collect(
+        database, condition, keys, metrics, compare_axis,
+        [&](const nlohmann::json& value) {
+          const auto text = json_text(value);
+          return text == compared[0] ? 0 : text == compared[1] ? 1 : -1;
+        },
+        0, grouping);
+  } else {
+    collect(database, condition, keys, metrics, nullptr, nullptr, 0, grouping);
+  }
+  std::string baseline_id;
+  if (!options.baseline.empty()) {
+    baseline_id = baseline_sweep(database, options.baseline, condition);
+    ResultFilter baseline_filter;
+    baseline_filter.sweeps = {baseline_id};
+    baseline_filter.where = options.filter.where;
+    baseline_filter.include_failed = options.filter.include_failed;
+    collect(database, condition_of(database, baseline_filter), keys, metrics, nullptr, nullptr, 1, grouping);
+  }
+
+  Table table;
+  for (const auto* axis : keys) table.columns.push_back(axis->name);
+  std::sort(grouping.groups.begin(), grouping.groups.end(),
+            [](const Group& a, const Group& b) { return a.key < b.key; });
+  const stats::BootstrapOptions bootstrap{0.95, 2000, options.seed};
+
+  if (compare_axis) {
+    for (const auto& value : compared) table.columns.push_back("runs:" + value);
+    for (std::size_t m = 0; m < shown_metrics; ++m) {
+      for (const auto& value : compared) table.columns.push_back(metrics[m]->column + ":" + value);
+    }
+    for (const char* column : {"speedup", "speedup_low", "speedup_high", "memory_reduction", "memory_reduction_low",
+                               "memory_reduction_high"})
+      table.columns.push_back(column);
+    for (const auto& group : grouping.groups) {
+      auto row = group.key;
+      const auto& reference = group.samples[0];
+      const auto& other = group.samples[1];
+      row.push_back(static_cast<int64_t>(reference[epoch_metric].size()));
+      row.push_back(static_cast<int64_t>(other[epoch_metric].size()));
+      for (std::size_t m = 0; m < shown_metrics; ++m) {
+        row.push_back(median_or_null(reference[m]));
+        row.push_back(median_or_null(other[m]));
+      }
+      // speedup = reference time / other time; memory reduction = 1 - other / reference.
+      if (!reference[epoch_metric].empty() && !other[epoch_metric].empty()) {
+        const auto speedup = stats::ratio_of_medians(reference[epoch_metric], other[epoch_metric], bootstrap);
+        row.insert(row.end(), {speedup.estimate, speedup.low, speedup.high});
+      } else {
+        row.insert(row.end(), {nullptr, nullptr, nullptr});
+      }
+      if (!reference[memory_metric].empty() && !other[memory_metric].empty() &&
+          stats::median(reference[memory_metric]) > 0) {
+        const auto ratio = stats::ratio_of_medians(other[memory_metric], reference[memory_metric], bootstrap);
+        row.insert(row.end(), {1 - ratio.estimate, 1 - ratio.high, 1 - ratio.low});
+      } else {
+        row.insert(row.end(), {nullptr, nullptr, nullptr});
+      }
+      table.rows.push_back(std::move(row));
+    }
+    return table;
+  }
+
+  table.columns.push_back("runs");
+  if (!baseline_id.empty()) table.columns.push_back("baseline_runs");
+  for (std::size_t m = 0; m < shown_metrics; ++m) {
+    table.columns.push_back(metrics[m]->column);
+    if (!baseline_id.empty()) {
+      table.columns.push_back("baseline_" + metrics[m]->column);
+      table.columns.push_back(metrics[m]->name + "_change");
+    }
+  }
+  if (!baseline_id.empty()) {
+    table.columns.push_back("p_value");
+    table.columns.push_back("verdict");
+  }
+  for (const auto& group : grouping.groups) {
+    const auto& current = group.samples[0];
+    const auto& base = group.samples[1];
+    const auto runs =
+        std::max_element(current.begin(), current.end(), [](auto& a, auto& b) { return a.size() < b.size(); })->size();
+    if (runs == 0 && baseline_id.empty()) continue;
+    auto row = group.key;
+    row.push_back(static_cast<int64_t>(current[0].size()));
+    if (!baseline_id.empty()) row.push_back(static_cast<int64_t>(base[0].size()));
+    for (std::size_t m = 0; m < shown_metrics; ++m) {
+      row.push_back(median_or_null(current[m]));
+      if (baseline_id.empty()) continue;
+      row.push_back(median_or_null(base[m]));
+      if (!current[m].empty() && !base[m].empty() && stats::median(base[m]) != 0) {
+        row.push_back(stats::median(current[m]) / stats::median(base[m]) - 1);
+      } else {
+        row.push_back(nullptr);
+      }
+    }
+    if (!baseline_id.empty()) {
+      // The rule of docs/query.md, on the first metric.
+      const auto& now = current[0];
+      const auto& then = base[0];
+      if (now.empty() || then.empty()) {
+        row.insert(row.end(), {nullptr, now.empty() ? "missing" : "new"});
+      } else {
+        const auto test = stats::mann_whitney_u(now, then);
+        const double change = stats::median(then) != 0 ? stats::median(now) / stats::median(then) - 1 : 0;
+        const double worse = metrics[0]->higher_is_better ? -change : change;
+        std::string verdict = "same";
+        if (test.p_value < options.regression_alpha && worse > options.regression_threshold) verdict = "regressed";
+        if (test.p_value < options.regression_alpha && worse < -options.regression_threshold) verdict = "improved";
+        row.insert(row.end(), {test.p_value, verdict});
+      }
+    }
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+Table export_results(Database& database, const ResultFilter& filter) {
+  const auto condition = condition_of(database, filter);
+  static const std::vector<std::string> columns{
+      "job_id",     "attempt",        "sweep_id",          "status",
+      "model",      "task",           "batch_size",        "precision",
+      "mode",       "mode_ran",       "compiler",          "runner",
+      "gpus",       "device_name",    "torch_version",     "host",
+      "agent",      "median_epoch_s", "samples_per_s",     "median_step_s",
+      "compile_s",  "warmup_s",       "peak_memory_bytes", "peak_allocated_bytes",
+      "noisy",      "fused_kernels",  "fallback_reason",   "error",
+      "received_at"};
+  std::string sql = "SELECT ";
+  for (std::size_t i = 0; i < columns.size(); ++i) sql += (i ? ", r." : "r.") + columns[i];
+  sql += " FROM results r WHERE " + condition.sql + " ORDER BY r.received_at, r.job_id, r.attempt";
+  auto select = database.prepare(sql);
+  for (std::size_t i = 0; i < condition.values.size(); ++i)
+    select.bind(static_cast<int>(i + 1), std::string_view(condition.values[i]));
+  Table table{columns, {}};
+  static const std::set<std::string> real_columns{"median_epoch_s", "samples_per_s", "median_step_s", "compile_s",
+                                                  "warmup_s"};
+  while (select.step()) {
+    std::vector<nlohmann::json> row;
+    for (int c = 0; c < static_cast<int>(columns.size()); ++c) {
+      if (real_columns.contains(columns[c])) {
+        row.push_back(select.is_null(c) ? nlohmann::json(nullptr) : nlohmann::json(select.real(c)));
+      } else {
+        row.push_back(cell(select, c));
+      }
+    }
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+Format parse_format(const std::string& text, const std::string& field) {
+  if (text == "table") return Format::table;
+  if (text == "csv") return Format::csv;
+  if (text == "json") return Format::json;
+  throw InvalidInput(field, "expected table, csv or json, got '" + text + "'");
+}
+
+namespace {
+
+std::string display(const nlohmann::json& value) {
+  if (value.is_null()) return "-";
+  if (value.is_number_float()) {
+    const double x = value.get<double>();
+    return std::abs(x) >= 1e4 ? std::format("{:.0f}", x) : std::format("{:.4g}", x);
+  }
+  return json_text(value);
+}
+
+std::string csv_field(const nlohmann::json& value) {
+  auto text = value.is_number_float() ? std::format("{}", value.get<double>()) : json_text(value);
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+}  // namespace
+
+std::string render(const Table& table, Format format) {
+  std::string out;
+  if (format == Format::json) {
+    auto rows = nlohmann::json::array();
+    for (const auto& row : table.rows) {
+      nlohmann::json object = nlohmann::json::object();
+      for (std::size_t c = 0; c < table.columns.size(); ++c) object[table.columns[c]] = row[c];
+      rows.push_back(std::move(object));
+    }
+    return rows.dump(2) + "\n";
+  }
+  if (format == Format::csv) {
+    for (std::size_t c = 0; c < table.columns.size(); ++c) out += (c ? "," : "") + csv_field(table.columns[c]);
+    out += "\n";
+    for (const auto& row : table.rows) {
+      for (std::size_t c = 0; c < row.size(); ++c) out += (c ? "," : "") + csv_field(row[c]);
+      out += "\n";
+    }
+    return out;
+  }
+  // For people: columns equal on every row go to a caption line, an
+  // estimate and its interval (X, X_low, X_high) share one column, and
+  // relative changes read as percentages.
+  std::vector<std::size_t> shown;
+  std::string caption;
+  const auto has_column = [&](const std::string& name) {
+    return std::find(table.columns.begin(), table.columns.end(), name) != table.columns.end();
+  };
+  for (std::size_t c = 0; c < table.columns.size(); ++c) {
+    const auto& name = table.columns[c];
+    if ((name.ends_with("_low") && has_column(name.substr(0, name.size() - 4))) ||
+        (name.ends_with("_high") && has_column(name.substr(0, name.size() - 5)))) {
+      continue;
+    }
+    const bool constant = table.rows.size() > 1 && !table.rows.front()[c].is_number_float() &&
+                          std::all_of(table.rows.begin(), table.rows.end(),
+                                      [&](const auto& row) { return row[c] == table.rows.front()[c]; });
+    if (constant) {
+      caption += (caption.empty() ? "" : ", ") + name + "=" + display(table.rows.front()[c]);
+      continue;
+    }
+    shown.push_back(c);
+  }
+  const auto percent = [](const std::string& name) {
+    return name.starts_with("memory_reduction") || name.ends_with("_change");
+  };
+  const auto text_of = [&](const std::vector<nlohmann::json>& row, std::size_t c) {
+    const auto& name = table.columns[c];
+    const auto shown_as = [&](const nlohmann::json& value) {
+      return percent(name) && value.is_number() ? std::format("{:+.1f}%", value.get<double>() * 100) : display(value);
+    };
+    auto text = shown_as(row[c]);
+    if (has_column(name + "_low") && !row[c].is_null()) {
+      const auto low = std::find(table.columns.begin(), table.columns.end(), name + "_low") - table.columns.begin();
+      text += " [" + shown_as(row[static_cast<std::size_t>(low)]) + ", " +
+              shown_as(row[static_cast<std::size_t>(low) + 1]) + "]";
+    }
+    return text;
+  };
+  std::vector<std::vector<std::string>> cells(1);
+  for (const auto c : shown) {
+    cells[0].push_back(table.columns[c] + (has_column(table.columns[c] + "_low") ? " [95% CI]" : ""));
+  }
+  for (const auto& row : table.rows) {
+    std::vector<std::string> texts;
+    for (const auto c : shown) texts.push_back(text_of(row, c));
+    cells.push_back(std::move(texts));
+  }
+  std::vector<std::size_t> widths(shown.size(), 0);
+  for (const auto& row : cells) {
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  if (!caption.empty()) out += "(all rows: " + caption + ")\n";
+  for (std::size_t r = 0; r < cells.size(); ++r) {
+    std::string line;
+    for (std::size_t i = 0; i < shown.size(); ++i) {
+      // Text left-aligned, figures right-aligned.
+      const bool number = r > 0 && table.rows[r - 1][shown[i]].is_number();
+      const auto pad = std::string(widths[i] - cells[r][i].size(), ' ');
+      line += (i ? "  " : "") + (number ? pad + cells[r][i] : cells[r][i] + pad);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  if (table.rows.empty()) out += "(no results match)\n";
+  return out;
+}
+
+}  // namespace ts::store

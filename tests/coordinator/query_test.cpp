@@ -1,0 +1,272 @@
+#include "coordinator/store/query.hpp"
+
+#include <gtest/gtest.h>
+
+#include "coordinator/store/store.hpp"
+#include "shared/errors.hpp"
+#include "tests/support/synthetic_result.hpp"
+
+namespace ts::store {
+namespace {
+
+using testing::make_result;
+using testing::SyntheticResult;
+
+// Two nightly sweeps of the same matrix (mlp, resnet50) x (eager, compiled),
+// six runs each; in the second night resnet50 compiled is 20% slower.
+class QueryStore : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    add_night("night-1", "2026-11-28T00:00:00.000Z", 1.0);
+    add_night("night-2", "2026-11-29T00:00:00.000Z", 1.2);
+  }
+
+  void add_night(const std::string& sweep_id, const std::string& created_at, double resnet_compiled_factor) {
+    std::vector<JobRecord> jobs;
+    std::vector<nlohmann::json> results;
+    int ordinal = 0;
+    for (const std::string model : {"mlp", "resnet50"}) {
+      for (const std::string mode : {"eager", "compiled"}) {
+        for (int run = 0; run < 6; ++run) {
+          const auto job_id = sweep_id + "/" + std::to_string(ordinal);
+          jobs.push_back({job_id, ordinal++, model + mode, run, "libtorch", 1, {}, 3});
+          // eager 2.0 s (mlp 1.0 s); compiled 1.6 s (0.5 s); each run a little apart.
+          double base = model == "mlp" ? (mode == "eager" ? 1.0 : 0.5) : (mode == "eager" ? 2.0 : 1.6);
+          if (model == "resnet50" && mode == "compiled") base *= resnet_compiled_factor;
+          const double t = base * (1.0 + 0.01 * run);
+          SyntheticResult r;
+          r.job_id = job_id;
+          r.sweep = "ignored-name";
+          r.model = model;
+          r.mode = mode;
+          r.epoch_seconds = {t, t, t};
+          r.peak_bytes = (mode == "eager" ? 1000 : 800) * int64_t{1 << 20};
+          results.push_back(make_result(r));
+        }
+      }
+    }
+    store_.add_sweep({sweep_id, "nightly", nlohmann::json::object(), {"nightly"}, "test", 0, created_at}, jobs);
+    store_.ingest_results(results, "agent");
+  }
+
+  Table run(QueryOptions options) { return query(store_.database(), options); }
+  static std::size_t column(const Table& table, const std::string& name) {
+    const auto found = std::find(table.columns.begin(), table.columns.end(), name);
+    EXPECT_NE(found, table.columns.end()) << name;
+    return static_cast<std::size_t>(found - table.columns.begin());
+  }
+  // The row whose `key` column equals each given value.
+  static std::vector<nlohmann::json> row(const Table& table,
+                                         const std::vector<std::pair<std::string, nlohmann::json>>& match) {
+    for (const auto& candidate : table.rows) {
+      if (std::all_of(match.begin(), match.end(),
+                      [&](const auto& m) { return candidate[column(table, m.first)] == m.second; }))
+        return candidate;
+    }
+    throw std::runtime_error("no matching row");
+  }
+
+  Store store_{":memory:"};
+};
+
+TEST_F(QueryStore, GroupsPoolRunsAcrossSweepsWithMedians) {
+  QueryOptions options;
+  options.group_by = {"model", "mode"};
+  options.metrics = {"epoch_time", "peak_memory"};
+  const auto table = run(options);
+  EXPECT_EQ(table.columns, (std::vector<std::string>{"model", "mode", "runs", "epoch_time_s", "peak_memory_mib"}));
+  ASSERT_EQ(table.rows.size(), 4u);
+  const auto mlp_eager = row(table, {{"model", "mlp"}, {"mode", "eager"}});
+  EXPECT_EQ(mlp_eager[2], 12);
+  // 12 runs: 1.00..1.05 twice; the median of the middle pair (1.02, 1.03).
+  EXPECT_NEAR(mlp_eager[3].get<double>(), 1.025, 1e-9);
+  EXPECT_NEAR(mlp_eager[4].get<double>(), 1000.0, 1e-9);
+}
+
+TEST_F(QueryStore, SweepFilterResolvesIdsAndNewestByName) {
+  QueryOptions options;
+  options.group_by = {"sweep"};
+  options.filter.sweeps = {"nightly"};
+  auto table = run(options);
+  ASSERT_EQ(table.rows.size(), 1u);
+  EXPECT_EQ(table.rows[0][0], "night-2");
+  options.filter.sweeps = {"night-1"};
+  EXPECT_EQ(run(options).rows.at(0)[0], "night-1");
+  options.filter.sweeps = {"no-such"};
+  EXPECT_THROW(run(options), InvalidInput);
+}
+
+TEST_F(QueryStore, WhereTagAndSinceFilter) {
+  QueryOptions options;
+  options.group_by = {"model"};
+  options.filter.where = {{"mode", "compiled"}, {"batch_size", "64"}};
+  options.filter.tags = {"nightly"};
+  auto table = run(options);
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_EQ(table.rows[0][1], 12);
+  options.filter.tags = {"weekly"};
+  EXPECT_TRUE(run(options).rows.empty());
+  options.filter.tags.clear();
+  options.filter.since = "2999-01-01";
+  EXPECT_TRUE(run(options).rows.empty());
+  options.filter.since = "2026-01-01T00:00Z";
+  EXPECT_EQ(run(options).rows.size(), 2u);
+}
+
+TEST_F(QueryStore, BadAxesMetricsAndFiltersNameTheOption) {
+  const auto field_of = [&](QueryOptions options) {
+    try {
+      run(options);
+    } catch (const InvalidInput& error) {
+      return error.field();
+    }
+    return std::string("<no error>");
+  };
+  QueryOptions bad_group;
+  bad_group.group_by = {"modle"};
+  EXPECT_EQ(field_of(bad_group), "--group-by");
+  QueryOptions bad_where;
+  bad_where.filter.where = {{"model; DROP TABLE results", "x"}};
+  EXPECT_EQ(field_of(bad_where), "--where");
+  QueryOptions bad_metric;
+  bad_metric.metrics = {"speed"};
+  EXPECT_EQ(field_of(bad_metric), "--metric");
+  QueryOptions bad_since;
+  bad_since.filter.since = "yesterday";
+  EXPECT_EQ(field_of(bad_since), "--since");
+  QueryOptions bad_compare;
+  bad_compare.compare = "mode=eager";
+  EXPECT_EQ(field_of(bad_compare), "--compare");
+  QueryOptions ambiguous;
+  ambiguous.compare = "model=mlp,resnet50";
+  ambiguous.baseline = "night-1";
+  EXPECT_EQ(field_of(ambiguous), "--compare");
+}
+
+TEST_F(QueryStore, ValuesAreBoundNeverPasted) {
+  QueryOptions options;
+  options.filter.where = {{"model", "x' OR '1'='1"}};
+  EXPECT_TRUE(run(options).rows.empty());
+  auto count = store_.database().prepare("SELECT COUNT(*) FROM results");
+  count.step();
+  EXPECT_EQ(count.integer(0), 48);
+}
+
+TEST_F(QueryStore, CompareModeGivesSpeedupAndMemoryReductionWithIntervals) {
+  QueryOptions options;
+  options.compare = "mode";
+  options.group_by = {"model", "mode"};  // mode is taken out of the grouping
+  options.filter.sweeps = {"night-1"};
+  const auto table = run(options);
+  EXPECT_EQ(table.columns.front(), "model");
+  ASSERT_EQ(table.rows.size(), 2u);
+  const auto resnet = row(table, {{"model", "resnet50"}});
+  EXPECT_EQ(resnet[column(table, "runs:eager")], 6);
+  EXPECT_EQ(resnet[column(table, "runs:compiled")], 6);
+  const double speedup = resnet[column(table, "speedup")].get<double>();
+  EXPECT_NEAR(speedup, 2.0 / 1.6, 1e-9);  // every run scaled alike, so the medians' ratio is exact
+  EXPECT_LE(resnet[column(table, "speedup_low")].get<double>(), speedup);
+  EXPECT_GE(resnet[column(table, "speedup_high")].get<double>(), speedup);
+  EXPECT_NEAR(resnet[column(table, "memory_reduction")].get<double>(), 0.2, 1e-9);
+  const auto mlp = row(table, {{"model", "mlp"}});
+  EXPECT_NEAR(mlp[column(table, "speedup")].get<double>(), 2.0, 1e-9);
+}
+
+TEST_F(QueryStore, CompareAnyAxisWithNamedValues) {
+  QueryOptions options;
+  options.compare = "model=resnet50,mlp";
+  options.group_by = {"mode"};
+  options.metrics = {"epoch_time"};
+  options.filter.sweeps = {"night-1"};
+  const auto table = run(options);
+  const auto eager = row(table, {{"mode", "eager"}});
+  EXPECT_NEAR(eager[column(table, "speedup")].get<double>(), 2.0, 1e-9);
+  options.compare = "model";  // two values present: taken in sorted order
+  EXPECT_NEAR(row(run(options), {{"mode", "eager"}})[column(table, "speedup")].get<double>(), 0.5, 1e-9);
+}
+
+TEST_F(QueryStore, BaselineFlagsOnlyTheRegressionBeyondNoise) {
+  QueryOptions options;
+  options.filter.sweeps = {"night-2"};
+  options.baseline = "nightly";  // the tag: its newest sweep other than night-2
+  options.group_by = {"model", "mode"};
+  options.metrics = {"epoch_time"};
+  const auto table = run(options);
+  ASSERT_EQ(table.rows.size(), 4u);
+  const auto verdict = column(table, "verdict");
+  EXPECT_EQ(row(table, {{"model", "resnet50"}, {"mode", "compiled"}})[verdict], "regressed");
+  EXPECT_NEAR(
+      row(table, {{"model", "resnet50"}, {"mode", "compiled"}})[column(table, "epoch_time_change")].get<double>(), 0.2,
+      1e-9);
+  EXPECT_EQ(row(table, {{"model", "resnet50"}, {"mode", "eager"}})[verdict], "same");
+  EXPECT_EQ(row(table, {{"model", "mlp"}, {"mode", "compiled"}})[verdict], "same");
+  // Judged the other way round, the same change is an improvement.
+  options.filter.sweeps = {"night-1"};
+  options.baseline = "night-2";
+  EXPECT_EQ(row(run(options), {{"model", "resnet50"}, {"mode", "compiled"}})[verdict], "improved");
+}
+
+TEST_F(QueryStore, ExportIsOneFlatRowPerResult) {
+  ResultFilter filter;
+  filter.sweeps = {"night-1"};
+  const auto table = export_results(store_.database(), filter);
+  EXPECT_EQ(table.rows.size(), 24u);
+  EXPECT_EQ(table.columns.front(), "job_id");
+  const auto csv = render(table, Format::csv);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 25);
+  const auto json = nlohmann::json::parse(render(table, Format::json));
+  EXPECT_EQ(json.size(), 24u);
+  EXPECT_EQ(json[0].at("sweep_id"), "night-1");
+}
+
+TEST(QueryRender, CsvQuotesAndTableAlignsAndFactorsOutConstants) {
+  const Table table{{"name", "value", "speedup", "speedup_low", "speedup_high"},
+                    {{"a,b", 1.5, 2.0, 1.5, 2.5}, {"same \"quoted\"", 1.5, 1.0, 0.9, 1.1}}};
+  EXPECT_EQ(
+      render(table, Format::csv),
+      "name,value,speedup,speedup_low,speedup_high\n\"a,b\",1.5,2,1.5,2.5\n\"same \"\"quoted\"\"\",1.5,1,0.9,1.1\n");
+  const auto text = render(table, Format::table);
+  EXPECT_NE(text.find("speedup [95% CI]"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 [1.5, 2.5]"), std::string::npos) << text;
+  EXPECT_THROW(parse_format("xml", "--format"), InvalidInput);
+}
+
+TEST(StoreJobs, StatesMoveAndASweepClosesWhenItsLastJobEnds) {
+  Store store(":memory:");
+  store.add_sweep({"s1", "demo", nlohmann::json::object(), {}, "me", 0, "2026-11-30T00:00:00.000Z"},
+                  {{"s1/0", 0, "a", 0, "libtorch", 1, nlohmann::json::object(), 2},
+                   {"s1/1", 1, "b", 0, "libtorch", 1, nlohmann::json::object(), 2}});
+  EXPECT_EQ(store.unfinished_jobs().size(), 2u);
+  store.job_started("s1/0", 1, "agent-a");
+  EXPECT_EQ(store.job("s1/0")->state, "running");
+  EXPECT_EQ(store.job("s1/0")->attempts, 1);
+  store.job_requeued("s1/0", "agent lost");
+  EXPECT_EQ(store.job("s1/0")->state, "queued");
+  store.job_finished("s1/0", "done");
+  EXPECT_EQ(store.sweeps("s1").at(0).state, "active");
+  store.job_finished("s1/1", "failed", "boom");
+  const auto summary = store.sweeps("s1").at(0);
+  EXPECT_EQ(summary.state, "done");
+  EXPECT_EQ(summary.jobs.at("done"), 1);
+  EXPECT_EQ(summary.jobs.at("failed"), 1);
+  EXPECT_TRUE(store.unfinished_jobs().empty());
+  EXPECT_EQ(store.resolve_sweep("demo"), "s1");
+}
+
+TEST(StoreJobs, CancelStopsQueuedAndRunningJobsOfASweep) {
+  Store store(":memory:");
+  store.add_sweep({"s1", "demo", nlohmann::json::object(), {}, "me", 0, "2026-11-30T00:00:00.000Z"},
+                  {{"s1/0", 0, "a", 0, "libtorch", 1, nlohmann::json::object(), 2},
+                   {"s1/1", 1, "b", 0, "libtorch", 1, nlohmann::json::object(), 2},
+                   {"s1/2", 2, "c", 0, "libtorch", 1, nlohmann::json::object(), 2}});
+  store.job_started("s1/0", 1, "agent-a");
+  store.job_finished("s1/1", "done");
+  const auto cancelled = store.cancel("s1");
+  EXPECT_EQ(cancelled, (std::vector<std::pair<std::string, std::string>>{{"s1/0", "running"}, {"s1/2", "queued"}}));
+  EXPECT_EQ(store.sweeps("s1").at(0).state, "cancelled");
+  EXPECT_EQ(store.job("s1/1")->state, "done");
+  EXPECT_TRUE(store.cancel("s1").empty());
+}
+
+}  // namespace
+}  // namespace ts::store

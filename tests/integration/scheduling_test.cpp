@@ -1,0 +1,236 @@
+// Sweeps through real coordinator and agent processes on 127.0.0.1, run by
+// a fast fake runner (and once by the real worker): scheduling, retries,
+// lost agents, cancellation, restarts and `torchsweep run`.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <map>
+#include <set>
+
+#include "tests/support/cluster.hpp"
+
+namespace ts {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::wait_for;
+
+class Sweeps : public testing::Cluster {
+ protected:
+  // Starts `count` agents with the fake runner registered as libtorch.
+  void start_agents(int count) {
+    const auto runner = fake_runner();
+    for (int i = 0; i < count; ++i)
+      start_agent("node-" + std::to_string(i), {"--runner", "libtorch=" + runner.string()});
+    ASSERT_TRUE(wait_for([&] { return agent_names().size() == static_cast<std::size_t>(count); }, 15s));
+  }
+  std::string submit(const std::string& yaml) {
+    const auto file = write_file("sweep" + std::to_string(++sweeps_) + ".yaml", yaml);
+    const auto finished = torchsweep({"submit", file.string(), "--coordinator", endpoint()});
+    EXPECT_EQ(finished.exit_code, 0) << finished.err;
+    return finished.out;
+  }
+  bool sweep_ends(const std::string& state, std::chrono::milliseconds deadline, std::size_t sweep = 0) {
+    return wait_for([&] { return sweep_state(sweep) == state; }, deadline);
+  }
+  // Results per job id.
+  std::map<std::string, int> results_per_job() {
+    std::map<std::string, int> count;
+    for (const auto& row : results()) ++count[row.at("job_id").get<std::string>()];
+    return count;
+  }
+  int sweeps_ = 0;
+};
+
+TEST_F(Sweeps, HundredJobsOnThreeAgentsEachStoredExactlyOnce) {
+  start_coordinator();
+  start_agents(3);
+  submit(R"(
+name: hundred
+axes:
+  batch_size: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25]
+  mode: [eager, compiled]
+fixed: {model: mlp}
+repeats: 2
+)");
+  ASSERT_TRUE(sweep_ends("done", 120s)) << status().dump();
+  EXPECT_EQ(jobs_in("done"), 100);
+  const auto stored = results_per_job();
+  EXPECT_EQ(stored.size(), 100u);
+  EXPECT_TRUE(std::all_of(stored.begin(), stored.end(), [](const auto& entry) { return entry.second == 1; }));
+  // Every agent took a share: node-exclusive jobs spread over free agents.
+  std::set<std::string> agents;
+  for (const auto& row : results()) agents.insert(row.at("agent").get<std::string>());
+  EXPECT_EQ(agents.size(), 3u);
+  // The query answers per-configuration medians with speedups from this store.
+  const auto query = torchsweep({"query", "--db", db().string(), "--compare", "mode", "--format", "json"});
+  ASSERT_EQ(query.exit_code, 0) << query.err;
+  const auto rows = nlohmann::json::parse(query.out);
+  ASSERT_EQ(rows.size(), 25u);
+  EXPECT_NEAR(rows[0].at("speedup").get<double>(), 2.0, 1e-9);
+}
+
+TEST_F(Sweeps, JobOfAKilledAgentIsRequeuedAndFinishesElsewhere) {
+  start_coordinator();
+  start_agents(2);
+  submit(R"(
+name: survivor
+axes: {batch_size: [1, 2, 3, 4]}
+fixed: {model: mlp, labels: {sleep: "1.5"}}
+)");
+  // Kill node-0 while it runs a job.
+  ASSERT_TRUE(wait_for(
+      [&] {
+        const auto reply = status();
+        return !reply.is_null() && reply.at("agents").at(0).at("running").size() == 1;
+      },
+      15s));
+  agents_.at(0)->signal(SIGKILL);
+  ASSERT_TRUE(sweep_ends("done", 60s)) << status().dump();
+  const auto rows = results();
+  ASSERT_EQ(rows.size(), 4u);
+  int retried = 0;
+  for (const auto& row : rows) {
+    if (row.at("attempt") == 2) {
+      ++retried;
+      EXPECT_EQ(row.at("agent"), "node-1");
+    }
+  }
+  EXPECT_EQ(retried, 1);
+}
+
+TEST_F(Sweeps, CrashesAreRetriedThenFailWithTheReasonAndTheSweepGoesOn) {
+  start_coordinator();
+  start_agents(1);
+  submit(R"(
+name: flaky
+axes:
+  labels: [{behaviour: crash-first}, {behaviour: crash}, {behaviour: refuse}, {behaviour: ok}]
+fixed: {model: mlp, batch_size: 4}
+max_attempts: 2
+order: grouped
+)");
+  ASSERT_TRUE(sweep_ends("done", 60s)) << status().dump();
+  EXPECT_EQ(jobs_in("done"), 2);
+  EXPECT_EQ(jobs_in("failed"), 2);
+  const auto stored = results_per_job();
+  EXPECT_EQ(stored.size(), 2u);  // crash-first (attempt 2) and ok
+  // The store keeps why: attempts used, and the reason with the exit code.
+  const auto finished = torchsweep({"status", "--coordinator", endpoint()});
+  EXPECT_NE(finished.out.find("flaky"), std::string::npos);
+  testing::Finished jobs = testing::run_program(
+      {"sqlite3", db().string(), "SELECT ordinal, state, attempts, last_error FROM jobs ORDER BY ordinal"});
+  if (jobs.exit_code == 0) {  // sqlite3 shell present in the build root
+    EXPECT_NE(jobs.out.find("1|failed|2|exited with code 1"), std::string::npos) << jobs.out;
+    EXPECT_NE(jobs.out.find("2|failed|1|the runner refused the job (exit 2)"), std::string::npos) << jobs.out;
+  }
+}
+
+TEST_F(Sweeps, GpuJobsWaitWhileOnlyCpuAgentsAreConnected) {
+  start_coordinator();
+  start_agents(1);
+  submit(R"(
+name: needs-gpus
+axes: {batch_size: [8, 16]}
+fixed: {model: mlp, device: cuda}
+)");
+  ASSERT_EQ(jobs_in("queued"), 2);
+  // Given time to be (wrongly) assigned, they stay queued.
+  EXPECT_FALSE(wait_for([&] { return jobs_in("queued") != 2; }, 3s));
+  EXPECT_TRUE(status().at("agents").at(0).at("running").empty());
+}
+
+TEST_F(Sweeps, CancelKillsTheRunningJobAndDropsTheQueue) {
+  start_coordinator();
+  start_agents(1);
+  const auto pid_file = directory_ / "runner.pid";
+  submit(R"(
+name: doomed
+axes: {batch_size: [1, 2, 3]}
+fixed: {model: mlp, labels: {sleep: "600", pid_file: ")" +
+         pid_file.string() + R"("}}
+)");
+  ASSERT_TRUE(wait_for([&] { return std::filesystem::exists(pid_file) && jobs_in("running") == 1; }, 15s));
+  pid_t runner = 0;
+  ASSERT_TRUE(wait_for(
+      [&] {
+        std::ifstream(pid_file) >> runner;
+        return runner > 0;
+      },
+      5s));
+  const auto cancelled = torchsweep({"cancel", "doomed", "--coordinator", endpoint()});
+  ASSERT_EQ(cancelled.exit_code, 0) << cancelled.err;
+  EXPECT_EQ(cancelled.out, "cancelled 3 jobs\n");
+  EXPECT_EQ(sweep_state(), "cancelled");
+  EXPECT_EQ(jobs_in("cancelled"), 3);
+  EXPECT_TRUE(wait_for([&] { return ::kill(runner, 0) != 0; }, 10s)) << "the runner survived its cancel";
+  // Cancelling what does not exist is an error that names it.
+  const auto unknown = torchsweep({"cancel", "no-such-sweep", "--coordinator", endpoint()});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("no-such-sweep"), std::string::npos);
+}
+
+TEST_F(Sweeps, RestartedCoordinatorResumesTheSweepFromItsStore) {
+  start_coordinator();
+  start_agents(1);
+  submit(R"(
+name: resumable
+axes: {batch_size: [1, 2, 3, 4, 5, 6]}
+fixed: {model: mlp, labels: {sleep: "0.3"}}
+)");
+  ASSERT_TRUE(wait_for([&] { return jobs_in("done") >= 2; }, 30s));
+  const int port = port_;
+  coordinator_->signal(SIGKILL);
+  coordinator_->wait_exit(10s);
+  start_coordinator(port);  // the agent reconnects; the spool redelivers what finished meanwhile
+  ASSERT_TRUE(sweep_ends("done", 60s)) << status().dump();
+  const auto stored = results_per_job();
+  EXPECT_EQ(stored.size(), 6u);
+  EXPECT_TRUE(std::all_of(stored.begin(), stored.end(), [](const auto& entry) { return entry.second == 1; }));
+}
+
+TEST_F(Sweeps, BadSweepFilesAreRefusedWithTheirPathAndNothingIsQueued) {
+  start_coordinator();
+  const auto file = write_file("bad.yaml", "name: bad\naxes:\n  batch_size: [8, 16, -1]\nfixed: {model: mlp}\n");
+  const auto finished = torchsweep({"submit", file.string(), "--coordinator", endpoint()});
+  EXPECT_EQ(finished.exit_code, 2);
+  EXPECT_NE(finished.err.find("bad.yaml: axes.batch_size[2]"), std::string::npos) << finished.err;
+  EXPECT_TRUE(status().at("sweeps").empty());
+}
+
+TEST_F(Sweeps, RunDoesEverythingInOneCommandWithTheFakeRunner) {
+  const auto file = write_file("quick.yaml", R"(
+name: quick
+axes: {mode: [eager, compiled], batch_size: [2, 4]}
+fixed: {model: mlp}
+repeats: 2
+)");
+  const auto finished = torchsweep({"run", file.string(), "--db", db().string(), "--runner",
+                                    "libtorch=" + fake_runner().string(), "--work-dir", (directory_ / "w").string()});
+  ASSERT_EQ(finished.exit_code, 0) << finished.err;
+  EXPECT_NE(finished.err.find("[8/8] done"), std::string::npos) << finished.err;
+  EXPECT_NE(finished.out.find("speedup [95% CI]"), std::string::npos) << finished.out;
+  EXPECT_NE(finished.out.find("2 [2, 2]"), std::string::npos) << finished.out;
+  EXPECT_EQ(results().size(), 8u);
+}
+
+TEST_F(Sweeps, RunWithTheRealWorker) {
+  const auto file = write_file("tiny.yaml", R"(
+name: tiny-real
+axes: {mode: [eager, compiled]}
+fixed: {model: mlp, batch_size: 8, input_size: 16, width: 32, depth: 1, epochs: 2, warmup: 2, iters: 2, threads: 1}
+)");
+  const auto finished =
+      torchsweep({"run", file.string(), "--db", db().string(), "--work-dir", (directory_ / "w").string()});
+  ASSERT_EQ(finished.exit_code, 0) << finished.err << finished.out;
+  EXPECT_NE(finished.out.find("Compiled vs eager"), std::string::npos) << finished.out;
+  const auto rows = results();
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("status"), "ok");
+    EXPECT_EQ(row.at("runner"), "libtorch");
+  }
+}
+
+}  // namespace
+}  // namespace ts

@@ -1,0 +1,149 @@
+#pragma once
+// A test fixture of real torchsweep processes on 127.0.0.1: a coordinator
+// on an ephemeral port with its own store, agents, and the CLI. Logs of a
+// failed test are printed.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/child_process.hpp"
+#include "tests/support/process.hpp"
+#include "tests/support/synthetic_result.hpp"
+#include "tests/support/temp_directory.hpp"
+
+namespace ts::testing {
+
+using namespace std::chrono_literals;
+
+class Cluster : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    agents_.clear();
+    coordinator_.reset();
+    if (HasFailure()) {
+      for (const auto& entry : std::filesystem::directory_iterator(directory_)) {
+        if (entry.path().extension() == ".log") std::cerr << "--- " << entry.path() << "\n" << slurp(entry.path());
+      }
+    }
+  }
+
+  // Starts a coordinator on a free port (or `port`) and waits for it to listen.
+  void start_coordinator(int port = 0) {
+    const auto port_file = directory_ / "port";
+    std::filesystem::remove(port_file);
+    coordinator_ = std::make_unique<ChildProcess>(
+        std::vector<std::string>{TS_TORCHSWEEP_BINARY, "coordinator", "--listen", "127.0.0.1:" + std::to_string(port),
+                                 "--port-file", port_file.string(), "--heartbeat-s", "0.5", "--reattach-grace-s", "2",
+                                 "--db", db().string()},
+        directory_ / "coordinator.log");
+    ASSERT_TRUE(wait_for([&] { return std::filesystem::exists(port_file); }, 10s));
+    std::ifstream(port_file) >> port_;
+  }
+  ChildProcess& start_agent(const std::string& name, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv{TS_TORCHSWEEP_BINARY,
+                                  "agent",
+                                  "--coordinator",
+                                  endpoint(),
+                                  "--name",
+                                  name,
+                                  "--work-dir",
+                                  (directory_ / ("work-" + name)).string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    agents_.push_back(std::make_unique<ChildProcess>(argv, directory_ / (name + ".log")));
+    return *agents_.back();
+  }
+  std::string endpoint() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::filesystem::path db() const { return directory_ / "store.db"; }
+
+  Finished torchsweep(std::vector<std::string> args) {
+    args.insert(args.begin(), TS_TORCHSWEEP_BINARY);
+    return run_program(args);
+  }
+  nlohmann::json status() {
+    const auto finished = torchsweep({"status", "--json", "--coordinator", endpoint()});
+    if (finished.exit_code != 0) return nullptr;
+    return nlohmann::json::parse(finished.out);
+  }
+  std::vector<std::string> agent_names() {
+    const auto reply = status();
+    if (reply.is_null()) return {"<status failed>"};
+    std::vector<std::string> names;
+    for (const auto& agent : reply.at("agents")) names.push_back(agent.at("name"));
+    return names;
+  }
+  // Jobs of the (only or named) sweep in `state`, per the coordinator.
+  int64_t jobs_in(const std::string& state, std::size_t sweep = 0) {
+    const auto reply = status();
+    if (reply.is_null() || reply.at("sweeps").size() <= sweep) return -1;
+    return reply.at("sweeps").at(sweep).at("jobs").value(state, int64_t{0});
+  }
+  std::string sweep_state(std::size_t sweep = 0) {
+    const auto reply = status();
+    if (reply.is_null() || reply.at("sweeps").size() <= sweep) return "<none>";
+    return reply.at("sweeps").at(sweep).at("state");
+  }
+  // The stored results as exported JSON rows.
+  nlohmann::json results(std::vector<std::string> filters = {}) {
+    std::vector<std::string> args{"export", "--db", db().string(), "--format", "json", "--include-failed"};
+    args.insert(args.end(), filters.begin(), filters.end());
+    const auto finished = torchsweep(args);
+    EXPECT_EQ(finished.exit_code, 0) << finished.err;
+    return nlohmann::json::parse(finished.out);
+  }
+
+  // A runner honouring the worker contract, in Python, that answers with a
+  // synthetic result after `labels.sleep` seconds; `labels.behaviour` makes
+  // it crash (exit 1), crash on its first attempt, or refuse the job (exit 2);
+  // `labels.pid_file` gets its pid. Compiled jobs report half the time.
+  std::filesystem::path fake_runner() {
+    const auto template_file = directory_ / "result-template.json";
+    std::ofstream(template_file) << make_result({}).dump();
+    const auto path = directory_ / "fake_runner.py";
+    std::ofstream(path) << R"(#!/usr/bin/env python3
+import json, os, sys, time
+args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+job = json.load(open(args["--job"]))
+labels = job.get("labels", {})
+if "pid_file" in labels:
+    open(labels["pid_file"], "w").write(str(os.getpid()))
+behaviour = labels.get("behaviour", "ok")
+if behaviour == "refuse":
+    sys.exit(2)
+if behaviour == "crash" or (behaviour == "crash-first" and job.get("attempt", 1) == 1):
+    sys.exit(1)
+progress = os.environ.get("TORCHSWEEP_PROGRESS_FILE")
+time.sleep(float(labels.get("sleep", "0")))
+if progress:
+    with open(progress, "a") as out:
+        out.write(json.dumps({"epoch": 1, "epochs": 1, "seconds": 0.01}) + "\n")
+result = json.load(open(")" + template_file.string() +
+                               R"("))
+result["job"] = job
+scale = 0.5 if job.get("mode") == "compiled" else 1.0
+result["execution"]["mode"] = job.get("mode", "eager")
+timing = result["timing"]
+timing["epoch_seconds"] = [t * scale * job["batch_size"] for t in timing["epoch_seconds"]]
+timing["step_seconds"] = [[s * scale * job["batch_size"] for s in e] for e in timing["step_seconds"]]
+timing["median_epoch_seconds"] *= scale * job["batch_size"]
+timing["median_step_seconds"] *= scale * job["batch_size"]
+json.dump(result, open(args["--out"], "w"))
+)";
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+    return path;
+  }
+  std::filesystem::path write_file(const std::string& name, const std::string& text) {
+    std::ofstream(directory_ / name) << text;
+    return directory_ / name;
+  }
+
+  TempDirectory temp_{"ts_cluster"};
+  const std::filesystem::path& directory_ = temp_.path();
+  int port_ = 0;
+  std::unique_ptr<ChildProcess> coordinator_;
+  std::vector<std::unique_ptr<ChildProcess>> agents_;
+};
+
+}  // namespace ts::testing
