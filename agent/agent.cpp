@@ -54,7 +54,8 @@ Agent::Agent(asio::io_context& io, AgentOptions options) : io_(io), options_(std
   }
   std::vector<std::string> runner_names;
   for (const auto& [name, path] : options_.runners) runner_names.push_back(name);
-  capabilities_ = detect_capabilities(runner_names);
+  const auto worker = options_.runners.find("libtorch");
+  capabilities_ = detect_capabilities(runner_names, worker == options_.runners.end() ? "" : worker->second);
   if (options_.name.empty()) options_.name = capabilities_.at("hostname").get<std::string>();
   if (options_.work_directory.empty()) {
     options_.work_directory = std::filesystem::temp_directory_path() / ("torchsweep-agent-" + options_.name);

@@ -17,10 +17,10 @@ std::string trim(const std::string& text) {
   return begin == std::string::npos ? "" : text.substr(begin, end - begin + 1);
 }
 
-std::string run_nvidia_smi() {
-  // Only the fixed query below is ever run; nothing from the network.
-  const char* command = "nvidia-smi --query-gpu=index,name,memory.total,uuid --format=csv,noheader,nounits 2>/dev/null";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command, "r"), pclose);
+// Only fixed commands and executables from the agent's own command line are
+// ever run here; nothing from the network.
+std::string output_of(const std::string& command) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
   if (!pipe) return "";
   std::string output;
   std::array<char, 512> chunk{};
@@ -52,17 +52,38 @@ nlohmann::json parse_nvidia_smi(const std::string& csv) {
   return gpus;
 }
 
-nlohmann::json detect_capabilities(const std::vector<std::string>& runner_names) {
+std::pair<nlohmann::json, nlohmann::json> parse_worker_versions(const std::string& output) {
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string torch_word, torch, cuda_word, cuda;
+    if (words >> torch_word >> torch >> cuda_word >> cuda && torch_word == "torch" && cuda_word == "cuda") {
+      return {torch, cuda == "none" ? nlohmann::json(nullptr) : nlohmann::json(cuda)};
+    }
+  }
+  return {nullptr, nullptr};
+}
+
+nlohmann::json detect_capabilities(const std::vector<std::string>& runner_names, const std::string& worker) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   cpu_set_t set;
   CPU_ZERO(&set);
   const int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-  return {{"hostname", host},
-          {"cpu_cores", std::max(1, cores)},
-          {"memory_bytes", static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE)},
-          {"gpus", parse_nvidia_smi(run_nvidia_smi())},
-          {"runners", runner_names}};
+  std::string quoted = "'";
+  for (const char c : worker) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  const auto versions = worker.empty() ? std::pair<nlohmann::json, nlohmann::json>{}
+                                       : parse_worker_versions(output_of(quoted + "' --version 2>/dev/null"));
+  return {
+      {"hostname", host},
+      {"cpu_cores", std::max(1, cores)},
+      {"memory_bytes", static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE)},
+      {"gpus", parse_nvidia_smi(output_of(
+                   "nvidia-smi --query-gpu=index,name,memory.total,uuid --format=csv,noheader,nounits 2>/dev/null"))},
+      {"runners", runner_names},
+      {"torch_version", versions.first},
+      {"cuda_version", versions.second}};
 }
 
 }  // namespace ts::agent

@@ -7,8 +7,13 @@
 namespace ts::agent {
 
 // hostname, cpu_cores (available to this process), memory_bytes, gpus (from
-// nvidia-smi when it is installed and answers; empty otherwise), runners.
-nlohmann::json detect_capabilities(const std::vector<std::string>& runner_names);
+// nvidia-smi when it is installed and answers; empty otherwise), runners,
+// and torch_version/cuda_version from `WORKER --version` when the LibTorch
+// worker's path is given (null otherwise).
+nlohmann::json detect_capabilities(const std::vector<std::string>& runner_names, const std::string& worker = "");
+
+// Parses the "torch 2.6.0 cuda 12.4" line of `torchsweep-worker --version`.
+std::pair<nlohmann::json, nlohmann::json> parse_worker_versions(const std::string& output);
 
 // Parses `nvidia-smi --query-gpu=index,name,memory.total,uuid
 // --format=csv,noheader,nounits` output (memory in MiB).

@@ -31,7 +31,7 @@ std::string new_sweep_id(const std::string& name) {
 }  // namespace
 
 Coordinator::Coordinator(asio::io_context& io, CoordinatorOptions options, store::Store& store)
-    : io_(io), options_(std::move(options)), store_(store), acceptor_(io) {
+    : io_(io), options_(std::move(options)), store_(store), batch_(io, store.database()), acceptor_(io) {
   const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(options_.listen.host), options_.listen.port);
   acceptor_.open(endpoint.protocol());
   acceptor_.set_option(asio::socket_base::reuse_address(true));
@@ -58,6 +58,7 @@ asio::awaitable<void> Coordinator::housekeeping() {
     for (const auto& [job_id, job] : active_) {
       if (job.detached_until && *job.detached_until <= Clock::now()) expired.push_back(job_id);
     }
+    if (!expired.empty()) batch_.open();
     for (const auto& job_id : expired) {
       auto& job = active_.at(job_id);
       job.detached_until.reset();
@@ -142,6 +143,7 @@ void Coordinator::resume_unfinished() {
 
 Submission Coordinator::submit(const nlohmann::json& spec, const std::string& origin, const std::string& submitter) {
   const auto sweep = sweep::expand(spec, origin);
+  batch_.open();
   store::SweepRecord record{new_sweep_id(sweep.name), sweep.name,     spec, sweep.tags, submitter,
                             sweep.priority,           utc_timestamp()};
   std::vector<store::JobRecord> jobs;
@@ -169,6 +171,7 @@ Submission Coordinator::submit(const nlohmann::json& spec, const std::string& or
 }
 
 std::size_t Coordinator::cancel(const std::string& sweep, const std::string& job) {
+  batch_.open();
   std::string sweep_id;
   if (!sweep.empty()) {
     const auto resolved = store_.resolve_sweep(sweep);
@@ -182,6 +185,7 @@ std::size_t Coordinator::cancel(const std::string& sweep, const std::string& job
     const auto active = active_.find(job_id);
     if (const auto agent = scheduler_.agent_of(job_id)) {
       // Its resources stay taken until the agent says the process is gone.
+      active->second.cancelled = true;
       if (const auto session = agents_.find(*agent); session != agents_.end()) {
         session->second.connection->send(
             wire::make_message("cancel", {{"job", job_id}, {"attempt", active->second.attempt}}));
@@ -199,6 +203,7 @@ std::size_t Coordinator::cancel(const std::string& sweep, const std::string& job
 
 void Coordinator::dispatch() {
   for (const auto& assignment : scheduler_.schedule()) {
+    batch_.open();
     auto& job = active_.at(assignment.job_id);
     job.attempt = assignment.attempt;
     job.agent = assignment.agent;
@@ -245,12 +250,13 @@ void Coordinator::attempt_failed(const std::string& job_id, const std::string& r
 }
 
 void Coordinator::agent_lost(const std::string& name) {
+  batch_.open();
   const auto orphans = scheduler_.remove_agent(name);
   agents_.erase(name);
   for (const auto& job_id : orphans) {
     const auto job = active_.find(job_id);
     if (job == active_.end()) continue;
-    if (store_.job(job_id)->state == "cancelled") {
+    if (job->second.cancelled) {
       finish(job_id, JobEvent::Kind::cancelled, "cancelled", "cancelled");
       continue;
     }
@@ -272,6 +278,7 @@ Coordinator::ActiveJob* Coordinator::current_attempt(const std::string& agent, c
 void Coordinator::handle_agent_message(const std::string& agent, const std::string& type,
                                        const nlohmann::json& message) {
   auto& session = agents_.at(agent);
+  batch_.open();
   if (type == "heartbeat") {
     session.reported_running = message.value("running", std::vector<std::string>{});
     // A job the agent still runs but that is no longer its to run (requeued
@@ -301,14 +308,14 @@ void Coordinator::handle_agent_message(const std::string& agent, const std::stri
     // Redelivered after it was stored, or an attempt superseded while its
     // agent was away: acknowledged so the agent forgets it, stored once.
     log::info("agent {}: ignoring a stale outcome of {} attempt {}", agent, job_id, message.at("attempt").dump());
-    session.connection->send(ack);
+    batch_.after_commit([connection = session.connection, ack] { connection->send(ack); });
     return;
   }
   const auto claims_this_attempt = [&](const nlohmann::json& result) {
     const auto claimed = result.value("job", nlohmann::json::object());
     return claimed.value("job_id", "") == job_id && claimed.value("attempt", int64_t{1}) == message.at("attempt");
   };
-  if (store_.job(job_id)->state == "cancelled") {
+  if (job->cancelled) {
     finish(job_id, JobEvent::Kind::cancelled, "cancelled", "cancelled");
   } else if (type == "job_result" && !claims_this_attempt(message.at("result"))) {
     attempt_failed(job_id, "the runner's result names another job or attempt", false);
@@ -333,7 +340,8 @@ void Coordinator::handle_agent_message(const std::string& agent, const std::stri
     }
     attempt_failed(job_id, reason, message.at("retryable").get<bool>());
   }
-  session.connection->send(ack);
+  // The agent forgets its spooled copy on this ack: only once it is stored.
+  batch_.after_commit([connection = session.connection, ack] { connection->send(ack); });
   dispatch();
 }
 
@@ -402,6 +410,7 @@ asio::awaitable<void> Coordinator::serve_agent(std::shared_ptr<wire::Connection>
   const auto capabilities = hello.value("capabilities", nlohmann::json::object());
   const auto labels = hello.value("labels", nlohmann::json::object());
   agents_[name] = AgentSession{connection, capabilities, labels, Clock::now(), {}};
+  batch_.open();
   store_.record_agent(name, capabilities, labels);
   scheduler_.add_agent(AgentResources::from_hello(hello));
   log::info("agent {} connected from {}", name, connection->peer());
@@ -427,7 +436,8 @@ asio::awaitable<void> Coordinator::serve_client(std::shared_ptr<wire::Connection
     const auto request = co_await wire::receive_within(*connection, options_.client_idle_timeout);
     const auto type = wire::validate_message(request);
     try {
-      connection->send(answer_client(type, request));
+      // A submission or cancel is answered once it is committed.
+      batch_.after_commit([connection, reply = answer_client(type, request)] { connection->send(reply); });
     } catch (const InvalidInput& error) {
       // A bad request changes nothing and the client may try again.
       connection->send(wire::make_error(error.what(), error.field()));

@@ -15,6 +15,7 @@
 
 #include "coordinator/scheduler.hpp"
 #include "coordinator/store/store.hpp"
+#include "coordinator/write_batch.hpp"
 #include "shared/wire/connection.hpp"
 #include "shared/wire/endpoint.hpp"
 
@@ -82,6 +83,7 @@ class Coordinator {
     std::string agent;
     // Set while the job's agent is away: requeued when this passes.
     std::optional<std::chrono::steady_clock::time_point> detached_until;
+    bool cancelled = false;  // cancelled while running; waiting for its agent to confirm
   };
   struct SweepSettings {
     int64_t sequence = 0, priority = 0;
@@ -115,6 +117,7 @@ class Coordinator {
   asio::io_context& io_;
   CoordinatorOptions options_;
   store::Store& store_;
+  WriteBatch batch_;
   asio::ip::tcp::acceptor acceptor_;
   std::set<std::shared_ptr<wire::Connection>> connections_;
   std::map<std::string, AgentSession> agents_;

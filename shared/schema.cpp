@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
 #include <valijson/schema.hpp>
 #include <valijson/schema_parser.hpp>
@@ -62,6 +63,10 @@ std::string field_of(const valijson::ValidationResults::Error& error) {
 
 struct Validator::Parsed {
   valijson::Schema schema;
+  // Kept across documents for its cache of compiled "pattern" regexes, whose
+  // construction dominated validation when a validator was made per call.
+  std::mutex mutex;
+  valijson::Validator validator{valijson::Validator::kStrongTypes};
 };
 
 std::string_view text(std::string_view name) {
@@ -93,10 +98,12 @@ Validator::Validator(Validator&&) noexcept = default;
 Validator& Validator::operator=(Validator&&) noexcept = default;
 
 std::vector<Problem> Validator::problems(const nlohmann::json& document) const {
-  valijson::Validator validator(valijson::Validator::kStrongTypes);
   valijson::ValidationResults results;
   valijson::adapters::NlohmannJsonAdapter adapter(document);
-  if (validator.validate(parsed_->schema, adapter, &results)) return {};
+  {
+    const std::lock_guard lock(parsed_->mutex);
+    if (parsed_->validator.validate(parsed_->schema, adapter, &results)) return {};
+  }
   std::vector<std::pair<std::size_t, Problem>> ranked;
   valijson::ValidationResults::Error error;
   while (results.popError(error)) {

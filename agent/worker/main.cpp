@@ -5,6 +5,8 @@
 #include <iostream>
 
 #include "agent/worker/cli_options.hpp"
+#include "agent/worker/compat.hpp"
+#include "agent/worker/device.hpp"
 #include "agent/worker/experiment.hpp"
 #include "agent/worker/job.hpp"
 #include "agent/worker/models/registry.hpp"
@@ -58,9 +60,14 @@ int main(int argc, char** argv) {
       case ts::worker::WorkerCommand::Action::list_models:
         list_models();
         return ts::exit_code::ok;
-      case ts::worker::WorkerCommand::Action::show_version:
+      case ts::worker::WorkerCommand::Action::show_version: {
         std::cout << "torchsweep-worker " << ts::version::number() << " (" << ts::version::commit() << ")\n";
+        // Read by agents for their capabilities (agent/capabilities.cpp).
+        const auto cuda = ts::worker::gpu_context().at("cuda_version");
+        std::cout << "torch " << ts::worker::compat::torch_version() << " cuda "
+                  << (cuda.is_string() ? cuda.get<std::string>() : std::string("none")) << "\n";
         return ts::exit_code::ok;
+      }
       case ts::worker::WorkerCommand::Action::run:
         return run(command);
     }

@@ -176,12 +176,15 @@ std::optional<double> Statement::optional_real(int column) const {
   return is_null(column) ? std::nullopt : std::optional(real(column));
 }
 
-Transaction::Transaction(Database& database) : database_(database) { database_.execute("BEGIN IMMEDIATE"); }
+Transaction::Transaction(Database& database)
+    : database_(database), nested_(sqlite3_get_autocommit(database.handle()) == 0) {
+  database_.execute(nested_ ? "SAVEPOINT ts_nested" : "BEGIN IMMEDIATE");
+}
 
 Transaction::~Transaction() {
   if (done_) return;
   try {
-    database_.execute("ROLLBACK");
+    database_.execute(nested_ ? "ROLLBACK TO ts_nested; RELEASE ts_nested" : "ROLLBACK");
   } catch (const SqliteError&) {
     // Nothing to roll back any more (SQLite already did on a fatal error).
   }
@@ -189,7 +192,7 @@ Transaction::~Transaction() {
 
 void Transaction::commit() {
   if (done_) throw std::logic_error("transaction committed twice");
-  database_.execute("COMMIT");
+  database_.execute(nested_ ? "RELEASE ts_nested" : "COMMIT");
   done_ = true;
 }
 

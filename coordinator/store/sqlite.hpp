@@ -100,7 +100,9 @@ class Statement {
 };
 
 // BEGIN IMMEDIATE on construction (the single writer takes the write lock
-// at once); ROLLBACK on destruction unless commit() ran.
+// at once); ROLLBACK on destruction unless commit() ran. Inside an open
+// transaction it is a savepoint instead: commit() releases it into the
+// outer transaction, destruction rolls back only its own changes.
 class Transaction {
  public:
   explicit Transaction(Database& database);
@@ -112,6 +114,7 @@ class Transaction {
 
  private:
   Database& database_;
+  bool nested_;
   bool done_ = false;
 };
 

@@ -44,10 +44,8 @@ Store::Store(const std::string& path)
           "VALUES (?1, ?2, COALESCE((SELECT sweep_id FROM jobs WHERE job_id = ?1), ?3), ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
           "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
           "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)")),
-      insert_epoch_(
-          database_.prepare("INSERT INTO result_epochs (job_id, attempt, epoch, seconds) VALUES (?, ?, ?, ?)")),
-      insert_step_(
-          database_.prepare("INSERT INTO result_steps (job_id, attempt, epoch, step, seconds) VALUES (?, ?, ?, ?, ?)")),
+      insert_epoch_(database_.prepare(
+          "INSERT INTO result_epochs (job_id, attempt, epoch, seconds, step_seconds) VALUES (?, ?, ?, ?, ?)")),
       job_started_(database_.prepare(
           "UPDATE jobs SET state = 'running', attempts = ?2, agent = ?3, started_at = ?4 WHERE job_id = ?1")),
       job_requeued_(database_.prepare("UPDATE jobs SET state = 'queued', last_error = ?2 WHERE job_id = ?1")),
@@ -132,12 +130,8 @@ bool Store::insert_result(const nlohmann::json& result, const std::string& agent
     const auto& epochs = timing.at("epoch_seconds");
     const auto& steps = timing.at("step_seconds");
     for (std::size_t e = 0; e < epochs.size(); ++e) {
-      insert_epoch_.bind_all(job_id, attempt, static_cast<int64_t>(e), epochs[e].get<double>()).run();
-      for (std::size_t s = 0; e < steps.size() && s < steps[e].size(); ++s) {
-        insert_step_
-            .bind_all(job_id, attempt, static_cast<int64_t>(e), static_cast<int64_t>(s), steps[e][s].get<double>())
-            .run();
-      }
+      const auto step_seconds = e < steps.size() ? steps[e].dump() : std::string("[]");
+      insert_epoch_.bind_all(job_id, attempt, static_cast<int64_t>(e), epochs[e].get<double>(), step_seconds).run();
     }
   }
   return true;

@@ -78,6 +78,31 @@ TEST_F(StoreFile, OlderStoreIsUpgradedKeepingItsData) {
   EXPECT_EQ(count(store.database(), "notes"), 1);
 }
 
+TEST_F(StoreFile, Version1StoreKeepsItsStepTimesThroughMigration2) {
+  {
+    Database database(path_);
+    database.execute(migrations().at(0).sql);
+    database.set_user_version(1);
+    database.execute(
+        "INSERT INTO results (job_id, attempt, status, model, task, batch_size, precision, mode, runner, gpus, "
+        "device_name, torch_version, host, document, received_at) VALUES ('j', 1, 'ok', 'mlp', 'train', 8, 'fp32', "
+        "'eager', 'libtorch', 1, 'cpu', '2.6.0', 'h', '{}', 'now');"
+        "INSERT INTO result_epochs VALUES ('j', 1, 0, 0.3), ('j', 1, 1, 0.5);"
+        "INSERT INTO result_steps VALUES ('j', 1, 0, 1, 0.2), ('j', 1, 0, 0, 0.1), ('j', 1, 1, 0, 0.5);");
+  }
+  Store store(path_);
+  EXPECT_EQ(store.database().user_version(), latest_schema_version());
+  auto epochs = store.database().prepare("SELECT step_seconds FROM result_epochs ORDER BY epoch");
+  ASSERT_TRUE(epochs.step());
+  EXPECT_EQ(epochs.text(0), "[0.1,0.2]");
+  ASSERT_TRUE(epochs.step());
+  EXPECT_EQ(epochs.text(0), "[0.5]");
+  auto steps = store.database().prepare("SELECT epoch, step, seconds FROM result_steps ORDER BY epoch, step");
+  std::vector<std::tuple<int64_t, int64_t, double>> rows;
+  while (steps.step()) rows.emplace_back(steps.integer(0), steps.integer(1), steps.real(2));
+  EXPECT_EQ(rows, (std::vector<std::tuple<int64_t, int64_t, double>>{{0, 0, 0.1}, {0, 1, 0.2}, {1, 0, 0.5}}));
+}
+
 TEST(Store, StoringTheSameResultTwiceIsANoOp) {
   Store store(":memory:");
   const auto result = make_result({.job_id = "j1", .attempt = 1});

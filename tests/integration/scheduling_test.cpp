@@ -6,8 +6,10 @@
 
 #include <map>
 #include <set>
+#include <thread>
 
 #include "tests/support/cluster.hpp"
+#include "tests/support/simulated_agent.hpp"
 
 namespace ts {
 namespace {
@@ -138,6 +140,44 @@ fixed: {model: mlp, device: cuda}
   // Given time to be (wrongly) assigned, they stay queued.
   EXPECT_FALSE(wait_for([&] { return jobs_in("queued") != 2; }, 3s));
   EXPECT_TRUE(status().at("agents").at(0).at("running").empty());
+}
+
+TEST_F(Sweeps, GpuCountsFitAndNoGpuIsEverSharedOnSimulatedGpuNodes) {
+  start_coordinator();
+  boost::asio::io_context io;
+  const wire::Endpoint coordinator{"127.0.0.1", static_cast<uint16_t>(port_)};
+  testing::SimulatedAgent node_a(io, coordinator, "gpu-a", 4, 150ms), node_b(io, coordinator, "gpu-b", 4, 150ms);
+  node_a.start();
+  node_b.start();
+  auto work = boost::asio::make_work_guard(io);
+  std::thread network([&] { io.run(); });
+  ASSERT_TRUE(wait_for([&] { return agent_names().size() == 2; }, 15s));
+  submit(R"(
+name: multi-gpu
+axes: {gpus: [1, 2, 3, 4]}
+fixed: {model: mlp, batch_size: 8, device: cuda}
+repeats: 4
+node_exclusive: false
+)");
+  // A job needing more GPUs than any node has stays queued.
+  submit("name: too-big\naxes: {gpus: [5]}\nfixed: {model: mlp, batch_size: 8, device: cuda}\n");
+  const bool done = sweep_ends("done", 60s, 0);
+  const auto too_big_queued = jobs_in("queued", 1);
+  boost::asio::post(io, [&] {
+    node_a.stop();
+    node_b.stop();
+    work.reset();
+  });
+  network.join();
+  ASSERT_TRUE(done) << status().dump();
+  EXPECT_EQ(too_big_queued, 1);
+  for (const auto* node : {&node_a, &node_b}) {
+    EXPECT_EQ(node->stats().gpu_conflicts, 0u);
+    EXPECT_LE(node->stats().max_gpus_in_use, 4u);
+  }
+  EXPECT_EQ(node_a.stats().completed + node_b.stats().completed, 16u);
+  // Not node-exclusive: small jobs shared a node at least once.
+  EXPECT_GT(std::max(node_a.stats().max_jobs_at_once, node_b.stats().max_jobs_at_once), 1u);
 }
 
 TEST_F(Sweeps, CancelKillsTheRunningJobAndDropsTheQueue) {
