@@ -47,10 +47,11 @@ std::optional<nlohmann::json> progress_fields(const nlohmann::json& line) {
 }  // namespace
 
 Agent::Agent(asio::io_context& io, AgentOptions options) : io_(io), options_(std::move(options)), backoff_timer_(io) {
-  if (!options_.runners.contains("libtorch")) {
-    if (const auto worker = beside_this_program("torchsweep-worker"); std::filesystem::exists(worker)) {
-      options_.runners["libtorch"] = worker.string();
-    }
+  // The runners installed beside torchsweep, unless given otherwise.
+  for (const auto& [name, file] :
+       {std::pair{"libtorch", "torchsweep-worker"}, std::pair{"torch-compile", "torchsweep-torch-compile"}}) {
+    const auto path = beside_this_program(file);
+    if (!options_.runners.contains(name) && std::filesystem::exists(path)) options_.runners[name] = path.string();
   }
   std::vector<std::string> runner_names;
   for (const auto& [name, path] : options_.runners) runner_names.push_back(name);

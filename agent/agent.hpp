@@ -23,8 +23,9 @@ struct AgentOptions {
   wire::Endpoint coordinator{"127.0.0.1", 7000};
   std::string name;  // default: the hostname
   std::map<std::string, std::string> labels;
-  // Runner name -> executable. "libtorch" defaults to torchsweep-worker
-  // beside the running torchsweep binary, when it is there.
+  // Runner name -> executable. "libtorch" defaults to torchsweep-worker and
+  // "torch-compile" to torchsweep-torch-compile beside the running
+  // torchsweep binary, when they are there.
   std::map<std::string, std::string> runners;
   std::filesystem::path work_directory;  // default: $TMPDIR/torchsweep-agent-<name>
   bool keep_job_directories = false;     // those of failed jobs are always kept

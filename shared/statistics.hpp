@@ -39,6 +39,9 @@ struct BootstrapOptions {
   double level = 0.95;  // two-sided confidence level
   std::size_t resamples = 2000;
   std::uint64_t seed = 0;  // same seed, same interval, on every platform
+  // ratio_of_medians: above this many samples on a side, the interval comes
+  // from order statistics and the delta method instead of resampling.
+  std::size_t max_bootstrap_samples = 1000;
 };
 
 // Percentile-bootstrap confidence interval of the median.
@@ -46,7 +49,9 @@ Interval bootstrap_median(std::span<const double> samples, const BootstrapOption
 
 // median(numerator) / median(denominator), e.g. eager time over compiled time
 // (a speedup), with a percentile-bootstrap interval resampling both sides
-// independently. Throws std::invalid_argument when median(denominator) is 0.
+// independently (with more than max_bootstrap_samples on a side: each
+// median's order-statistic standard error, combined on the log scale).
+// Throws std::invalid_argument when median(denominator) is 0.
 Interval ratio_of_medians(std::span<const double> numerator, std::span<const double> denominator,
                           const BootstrapOptions& options = {});
 

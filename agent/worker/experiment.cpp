@@ -186,6 +186,9 @@ Result run_experiment(const Job& job, const CaptureFunction& capture) {
   for (const auto& knob : job.ignored_knobs) {
     result.warnings.push_back("knob '" + knob + "' does not apply to model '" + job.model + "' and was ignored");
   }
+  for (const auto& knob : job.torch_compile_knobs) {
+    result.warnings.push_back("knob '" + knob + "' is read by the torch-compile runner only and was ignored");
+  }
   try {
     configure_threads(job);
     if (job.gpus > 1) {

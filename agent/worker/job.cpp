@@ -69,6 +69,9 @@ Job parse_job(const nlohmann::json& document) {
   read_optional(document, "gpus", job.gpus);
   read_optional(document, "labels", job.labels);
 
+  for (const char* knob : {"backend", "compile_mode", "dynamic", "fullgraph"}) {
+    if (document.contains(knob)) job.torch_compile_knobs.emplace_back(knob);
+  }
   const auto& info = find_model(job.model);
   job.model_config = info.defaults;
   job.model_knobs = info.knobs;

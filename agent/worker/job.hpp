@@ -54,6 +54,9 @@ struct Job {
   std::map<std::string, std::string> labels;
   // Knobs given that the model does not read; reported as result warnings.
   std::vector<std::string> ignored_knobs;
+  // torch.compile knobs (backend, compile_mode, ...), which only the
+  // torch-compile runner reads; reported as result warnings too.
+  std::vector<std::string> torch_compile_knobs;
 };
 
 // Validates `document` against the job schema, then resolves defaults.

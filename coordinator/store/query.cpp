@@ -184,7 +184,11 @@ void collect(Database& database, const Condition& condition, const std::vector<c
     if (side < 0) continue;
     key_text.clear();
     for (int k = 0; k < key_count; ++k) {
-      key_text += select.is_null(k) ? "\x01" : select.text(k);
+      if (select.is_null(k)) {
+        key_text += '\x01';
+      } else {
+        key_text += select.text_view(k);
+      }
       key_text += '\x1f';
     }
     auto [found, inserted] = grouping.index.try_emplace(key_text, grouping.groups.size());

@@ -172,6 +172,13 @@ std::string Statement::text(int column) const {
                              static_cast<std::size_t>(sqlite3_column_bytes(handle_.get(), column)))
                : std::string();
 }
+std::string_view Statement::text_view(int column) const {
+  const auto* bytes = sqlite3_column_text(handle_.get(), column);
+  return bytes ? std::string_view(reinterpret_cast<const char*>(bytes),
+                                  static_cast<std::size_t>(sqlite3_column_bytes(handle_.get(), column)))
+               : std::string_view();
+}
+
 std::optional<double> Statement::optional_real(int column) const {
   return is_null(column) ? std::nullopt : std::optional(real(column));
 }

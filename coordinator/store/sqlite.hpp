@@ -88,6 +88,8 @@ class Statement {
   int64_t integer(int column) const;
   double real(int column) const;
   std::string text(int column) const;
+  // The text of a column without a copy; valid until the next step().
+  std::string_view text_view(int column) const;
   std::optional<double> optional_real(int column) const;
 
  private:

@@ -40,10 +40,10 @@ Store::Store(const std::string& path)
           "INSERT OR IGNORE INTO results (job_id, attempt, sweep_id, status, model, task, batch_size, precision, "
           "mode, mode_ran, compiler, runner, gpus, device_name, torch_version, host, agent, median_epoch_s, "
           "samples_per_s, median_step_s, compile_s, warmup_s, peak_memory_bytes, peak_allocated_bytes, noisy, "
-          "fused_kernels, fallback_reason, error, document, received_at) "
+          "fused_kernels, fallback_reason, error, received_at) "
           "VALUES (?1, ?2, COALESCE((SELECT sweep_id FROM jobs WHERE job_id = ?1), ?3), ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-          "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-          "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)")),
+          "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)")),
+      insert_document_(database_.prepare("INSERT INTO result_documents (job_id, attempt, document) VALUES (?, ?, ?)")),
       insert_epoch_(database_.prepare(
           "INSERT INTO result_epochs (job_id, attempt, epoch, seconds, step_seconds) VALUES (?, ?, ?, ?, ?)")),
       job_started_(database_.prepare(
@@ -122,9 +122,10 @@ bool Store::insert_result(const nlohmann::json& result, const std::string& agent
                 noisy ? std::optional<int64_t>(*noisy ? 1 : 0) : std::nullopt,
                 optional_at<int64_t>(result, Pointer("/execution/fusion/fused_kernels")),
                 optional_at<std::string>(result, Pointer("/execution/fallback_reason")),
-                optional_at<std::string>(result, Pointer("/error")), result.dump(), utc_timestamp())
+                optional_at<std::string>(result, Pointer("/error")), utc_timestamp())
       .run();
   if (insert_result_.changes() == 0) return false;  // (job_id, attempt) already stored
+  insert_document_.bind_all(job_id, attempt, result.dump()).run();
   if (result.contains("timing")) {
     const auto& timing = result.at("timing");
     const auto& epochs = timing.at("epoch_seconds");

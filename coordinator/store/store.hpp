@@ -90,7 +90,7 @@ class Store {
 
   std::string path_;
   Database database_;
-  Statement insert_result_, insert_epoch_;
+  Statement insert_result_, insert_document_, insert_epoch_;
   Statement job_started_, job_requeued_, job_finished_, close_sweep_;
 };
 

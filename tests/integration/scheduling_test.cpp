@@ -272,5 +272,33 @@ fixed: {model: mlp, batch_size: 8, input_size: 16, width: 32, depth: 1, epochs: 
   }
 }
 
+TEST_F(Sweeps, RunStoresBothRunnersSideBySide) {
+  const auto file = write_file("paths.yaml", R"(
+name: three-paths
+axes: {runner: [libtorch, torch-compile], mode: [eager, compiled]}
+fixed: {model: mlp, batch_size: 8, input_size: 16, width: 32, depth: 1, epochs: 2, warmup: 2, iters: 2, threads: 1}
+)");
+  const auto finished =
+      torchsweep({"run", file.string(), "--db", db().string(), "--work-dir", (directory_ / "w").string()});
+  ASSERT_EQ(finished.exit_code, 0) << finished.err << finished.out;
+  const auto query = torchsweep({"query", "--db", db().string(), "--group-by", "runner,mode", "--metric",
+                                 "epoch_time,compile_time", "--format", "json"});
+  ASSERT_EQ(query.exit_code, 0) << query.err;
+  std::set<std::pair<std::string, std::string>> paths;
+  for (const auto& row : nlohmann::json::parse(query.out)) {
+    paths.insert({row.at("runner").get<std::string>(), row.at("mode").get<std::string>()});
+    EXPECT_EQ(row.at("runs"), 1);
+  }
+  EXPECT_EQ(
+      paths,
+      (std::set<std::pair<std::string, std::string>>{
+          {"libtorch", "eager"}, {"libtorch", "compiled"}, {"torch-compile", "eager"}, {"torch-compile", "compiled"}}));
+  for (const auto& row : results()) {
+    if (row.at("runner") == "torch-compile" && row.at("mode") == "compiled") {
+      EXPECT_EQ(row.at("compiler"), "inductor");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ts

@@ -97,6 +97,26 @@ TEST(Bootstrap, RatioOfMediansIsASpeedupWithAnInterval) {
   EXPECT_THROW(ratio_of_medians(eager, std::vector<double>{0.0, 0.0, 0.0}), std::invalid_argument);
 }
 
+TEST(Bootstrap, LargeSamplesUseOrderStatisticsAndAgreeWithTheBootstrap) {
+  // 0, 1, ..., 1000 (median 500) against twice that (median 1000).
+  std::vector<double> small, large;
+  for (int i = 0; i <= 1000; ++i) {
+    small.push_back(i);
+    large.push_back(2.0 * i);
+  }
+  const auto fast = ratio_of_medians(large, small, {.seed = 3, .max_bootstrap_samples = 100});
+  EXPECT_DOUBLE_EQ(fast.estimate, 2.0);
+  // By hand: ranks 500 -+ 1.96 * sqrt(1001) / 2 = 469 .. 532 (0-based, floor/ceil), so the standard
+  // error of the small median is (532 - 469) / (2 * 1.96) = 16.07, 3.21% of 500, the same share for
+  // the large one; combined 4.55%, and the interval is 2 * exp(-+1.96 * 0.0455).
+  EXPECT_NEAR(fast.low, 2.0 * std::exp(-1.959964 * std::hypot(63 / (2 * 1.959964) / 500, 126 / (2 * 1.959964) / 1000)),
+              1e-3);
+  EXPECT_NEAR(fast.high * fast.low, 4.0, 1e-9);  // symmetric on the log scale
+  const auto resampled = ratio_of_medians(large, small, {.seed = 3, .max_bootstrap_samples = 2000});
+  EXPECT_NEAR(fast.low, resampled.low, 0.05);
+  EXPECT_NEAR(fast.high, resampled.high, 0.05);
+}
+
 TEST(MannWhitney, SeparatedSamplesMatchTheNormalApproximationByHand) {
   // x ranks 1..5: R1 = 15, U = 15 - 15 = 0; mean 12.5; sd = sqrt(25 * 11 / 12)
   // z = (12.5 - 0.5) / 4.78714 = 2.50672; p = 2 (1 - Phi(z)) = 0.012186

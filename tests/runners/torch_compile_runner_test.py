@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Tests of the torch.compile runner (bin/torchsweep-torch-compile) on CPU.
+
+The runner is run as the agent runs it (--job FILE --out FILE); its result
+documents are checked with an independent validator (python3-jsonschema)
+against schemas/result.schema.json, its models against the LibTorch
+worker's parameter counts, and its exit codes against the worker contract.
+Shapes are tiny, so torch.compile takes seconds.
+
+    torch_compile_runner_test.py --runner PATH --worker PATH --schemas DIR
+"""
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import jsonschema
+from referencing import Registry, Resource
+
+ARGS = None
+TINY_MLP = {"schema_version": 1, "model": "mlp", "batch_size": 8, "input_size": 16, "width": 32, "depth": 2,
+            "epochs": 2, "warmup": 2, "iters": 3, "threads": 1}
+
+
+def result_validator(schemas: pathlib.Path):
+    resources = []
+    for path in schemas.glob("*.schema.json"):
+        contents = json.loads(path.read_text())
+        resource = Resource.from_contents(contents)
+        resources += [(contents["$id"], resource), (path.name, resource)]
+    schema = json.loads((schemas / "result.schema.json").read_text())
+    return jsonschema.Draft7Validator(schema, registry=Registry().with_resources(resources))
+
+
+class Run:
+    """One runner process on a job document, in a directory of its own."""
+
+    def __init__(self, executable, job, extra_env=None):
+        self.directory = tempfile.TemporaryDirectory(prefix="ts_runner_")
+        folder = pathlib.Path(self.directory.name)
+        (folder / "job.json").write_text(json.dumps(job))
+        self.progress = folder / "progress.jsonl"
+        env = dict(os.environ, TORCHSWEEP_PROGRESS_FILE=str(self.progress), **(extra_env or {}))
+        finished = subprocess.run([executable, "--job", str(folder / "job.json"), "--out", str(folder / "result.json")],
+                                  capture_output=True, text=True, env=env, timeout=600)
+        self.exit_code, self.stderr = finished.returncode, finished.stderr
+        result_file = folder / "result.json"
+        self.result = json.loads(result_file.read_text()) if result_file.exists() else None
+
+
+class TorchCompileRunner(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.validator = result_validator(ARGS.schemas)
+        cls.eager = Run(ARGS.runner, dict(TINY_MLP, mode="eager"))
+        cls.compiled = Run(ARGS.runner, dict(TINY_MLP, mode="compiled"))
+
+    def assert_valid(self, run):
+        self.assertIsNotNone(run.result, run.stderr)
+        errors = sorted(self.validator.iter_errors(run.result), key=lambda e: list(e.path))
+        self.assertEqual([f"{list(e.path)}: {e.message}" for e in errors], [])
+
+    def test_results_validate_against_the_schema(self):
+        for run in (self.eager, self.compiled):
+            self.assertEqual(run.exit_code, 0, run.stderr)
+            self.assert_valid(run)
+            self.assertEqual(run.result["status"], "ok")
+            self.assertEqual(run.result["runner"]["name"], "torch-compile")
+
+    def test_compiled_runs_inductor_and_reports_compile_facts(self):
+        execution = self.compiled.result["execution"]
+        self.assertEqual(execution["mode"], "compiled")
+        self.assertEqual(execution["compiler"], "inductor")
+        self.assertEqual(execution["compile"]["graph_breaks"], 0)
+        self.assertGreaterEqual(execution["compile"]["graphs"], 1)
+        timing = self.compiled.result["timing"]
+        # Compilation lands in the first iteration, not in the timed epochs.
+        self.assertGreater(timing["first_iteration_seconds"], 10 * timing["median_step_seconds"])
+        self.assertIsNone(self.eager.result["execution"]["compile"])
+
+    def test_eager_and_compiled_agree_on_the_first_step_loss(self):
+        self.assertAlmostEqual(self.eager.result["loss"]["first_step"], self.compiled.result["loss"]["first_step"],
+                               delta=1e-4 * abs(self.eager.result["loss"]["first_step"]))
+
+    def test_progress_lines_for_every_timed_epoch(self):
+        lines = [json.loads(line) for line in self.eager.progress.read_text().splitlines()]
+        self.assertEqual([line["epoch"] for line in lines], [1, 2])
+        self.assertEqual(lines[-1]["epochs"], 2)
+
+    def test_bad_jobs_exit_2_without_a_result(self):
+        for job, field in ((dict(TINY_MLP, batch_size=0), "batch_size"),
+                           (dict(TINY_MLP, model="resnet9000"), "model"),
+                           (dict(TINY_MLP, compile_mode="fastest"), "compile_mode"),
+                           (dict(TINY_MLP, surprise=1), "surprise")):
+            run = Run(ARGS.runner, job)
+            self.assertEqual(run.exit_code, 2, run.stderr)
+            self.assertIsNone(run.result)
+            self.assertIn(field, run.stderr)
+
+    def test_failed_compile_falls_back_to_eager_only_when_allowed(self):
+        broken = dict(TINY_MLP, mode="compiled", backend="no_such_backend")
+        failed = Run(ARGS.runner, broken)
+        self.assertEqual(failed.exit_code, 3, failed.stderr)
+        self.assert_valid(failed)
+        self.assertEqual(failed.result["status"], "failed")
+        self.assertIn("no_such_backend", failed.result["error"])
+        fell_back = Run(ARGS.runner, dict(broken, fallback="eager"))
+        self.assertEqual(fell_back.exit_code, 0, fell_back.stderr)
+        self.assert_valid(fell_back)
+        self.assertEqual(fell_back.result["execution"]["mode"], "eager")
+        self.assertIn("no_such_backend", fell_back.result["execution"]["fallback_reason"])
+
+    def test_fp16_on_cpu_is_unsupported_and_inference_reports_latency(self):
+        fp16 = Run(ARGS.runner, dict(TINY_MLP, precision="fp16"))
+        self.assertEqual(fp16.exit_code, 3)
+        self.assert_valid(fp16)
+        self.assertEqual(fp16.result["status"], "unsupported")
+        infer = Run(ARGS.runner, dict(TINY_MLP, task="infer", mode="compiled", precision="bf16"))
+        self.assertEqual(infer.exit_code, 0, infer.stderr)
+        self.assert_valid(infer)
+        self.assertEqual(set(infer.result["timing"]["latency"]), {"p50", "p90", "p99"})
+
+    def test_models_have_the_workers_parameter_counts(self):
+        jobs = [TINY_MLP,
+                {"schema_version": 1, "model": "transformer", "batch_size": 2, "width": 32, "heads": 4, "depth": 2,
+                 "seq_len": 8, "num_classes": 10, "epochs": 1, "warmup": 1, "iters": 1, "threads": 1},
+                {"schema_version": 1, "model": "resnet18", "batch_size": 2, "input_size": 32, "num_classes": 10,
+                 "epochs": 1, "warmup": 1, "iters": 1, "threads": 1}]
+        for job in jobs:
+            ours, theirs = Run(ARGS.runner, job), Run(ARGS.worker, job)
+            self.assertEqual(ours.exit_code, 0, ours.stderr)
+            self.assertEqual(theirs.exit_code, 0, theirs.stderr)
+            self.assertEqual(ours.result["execution"]["model_parameters"],
+                             theirs.result["execution"]["model_parameters"], job["model"])
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runner", required=True)
+    parser.add_argument("--worker", required=True)
+    parser.add_argument("--schemas", type=pathlib.Path, required=True)
+    ARGS, rest = parser.parse_known_args()
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
