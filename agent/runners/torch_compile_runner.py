@@ -278,11 +278,6 @@ def quantile(sorted_values, q):
     return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)
 
 
-def rss_bytes():
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
 class Experiment:
     def __init__(self, torch, job, compiled):
         self.torch, self.job, self.compiled = torch, job, compiled
@@ -423,7 +418,7 @@ def run(torch, job, ignored):
     cuda = experiment.device.type == "cuda"
     if cuda:
         torch.cuda.reset_peak_memory_stats(experiment.device)
-    rss_before = rss_bytes()
+    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     epoch_seconds, step_seconds, epoch_final = [], [], []
     for epoch in range(job["epochs"]):
         steps = []
@@ -446,7 +441,8 @@ def run(torch, job, ignored):
                   "peak_reserved_bytes": torch.cuda.max_memory_reserved(experiment.device)}
     else:
         memory = {"source": "rss", "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-                  "rss_growth_bytes": rss_bytes() - rss_before}
+                  # As the worker: growth of the peak over the timed epochs.
+                  "rss_growth_bytes": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before) * 1024}
 
     all_steps = sorted(s for epoch in step_seconds for s in epoch)
     median_step = quantile(all_steps, 0.5)
