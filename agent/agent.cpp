@@ -12,6 +12,7 @@
 #include "shared/json_io.hpp"
 #include "shared/log.hpp"
 #include "shared/version.hpp"
+#include "shared/wire/handshake.hpp"
 #include "shared/wire/protocol.hpp"
 
 namespace ts::agent {
@@ -95,6 +96,7 @@ asio::awaitable<void> Agent::run() {
     } catch (const std::exception& error) {
       if (!stopped_) log::warn("coordinator {}: {}", options_.coordinator.text(), error.what());
     }
+    if (refused_ && on_refused_) on_refused_();
     if (stopped_ || refused_) break;
     log::info("reconnecting in {} ms", backoff.count());
     backoff_timer_.expires_after(backoff);
@@ -117,8 +119,7 @@ asio::awaitable<void> Agent::session(asio::ip::tcp::socket socket) {
   for (const auto& [job_id, job] : running_) {
     hello["running"].push_back({{"job_id", job_id}, {"attempt", job.attempt}, {"gpus", job.gpus}});
   }
-  connection->send(wire::make_message("hello", hello));
-  const auto welcome = co_await wire::receive_within(*connection, std::chrono::seconds(10));
+  const auto welcome = co_await wire::peer_handshake(*connection, hello, options_.token, std::chrono::seconds(10));
   if (wire::validate_message(welcome) == "error") {
     log::error("coordinator refused this agent: {}", welcome.at("reason").get<std::string>());
     refused_ = welcome.value("fatal", false);

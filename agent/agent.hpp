@@ -7,9 +7,11 @@
 #include <boost/asio.hpp>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "shared/wire/connection.hpp"
@@ -29,6 +31,7 @@ struct AgentOptions {
   std::map<std::string, std::string> runners;
   std::filesystem::path work_directory;  // default: $TMPDIR/torchsweep-agent-<name>
   bool keep_job_directories = false;     // those of failed jobs are always kept
+  std::optional<std::string> token;      // the coordinator's shared token (docs/security.md)
   std::chrono::milliseconds initial_backoff{200};
   std::chrono::milliseconds max_backoff{5000};
 };
@@ -38,8 +41,10 @@ class Agent {
   Agent(asio::io_context& io, AgentOptions options);
   void start();
   void stop();
-  // Set once a coordinator refused us for good (e.g. protocol version).
+  // Set once a coordinator refused us for good (protocol version, token).
   bool refused() const noexcept { return refused_; }
+  // Called once when that happens, e.g. to let the program end.
+  void on_refused(std::function<void()> callback) { on_refused_ = std::move(callback); }
 
  private:
   struct RunningJob {
@@ -66,6 +71,7 @@ class Agent {
   asio::steady_timer backoff_timer_;
   std::map<std::string, RunningJob> running_;
   std::map<std::filesystem::path, nlohmann::json> unacknowledged_;  // spool file -> outcome message
+  std::function<void()> on_refused_;
   bool stopped_ = false;
   bool refused_ = false;
 };

@@ -12,17 +12,17 @@ Command add_cancel_command(CLI::App& app) {
                                      "cancel a sweep (id or name) or one job (id): queued jobs are dropped, "
                                      "running ones killed");
   struct Settings {
-    std::string coordinator = "127.0.0.1:7000";
+    ClientSettings client;
     std::string target;
   };
   auto settings = std::make_shared<Settings>();
   command->add_option("target", settings->target, "SWEEP (id or name) or JOB (id: SWEEP_ID/NNNN)")->required();
-  command->add_option("--coordinator", settings->coordinator, "coordinator HOST:PORT")->capture_default_str();
+  add_client_options(command, settings->client);
   return [settings] {
     // Job ids are the sweep id, a slash and the ordinal; sweep names and ids have no slash.
     const bool is_job = settings->target.find('/') != std::string::npos;
-    const auto reply = request(wire::parse_endpoint(settings->coordinator, "--coordinator"),
-                               wire::make_message("cancel", {{is_job ? "job" : "sweep", settings->target}}));
+    const auto reply =
+        request(settings->client, wire::make_message("cancel", {{is_job ? "job" : "sweep", settings->target}}));
     std::printf("cancelled %lld jobs\n", reply.at("jobs").get<long long>());
     return 0;
   };

@@ -7,7 +7,9 @@
 
 #include "shared/errors.hpp"
 #include "shared/version.hpp"
+#include "shared/wire/authentication.hpp"
 #include "shared/wire/connection.hpp"
+#include "shared/wire/handshake.hpp"
 #include "shared/wire/protocol.hpp"
 
 namespace ts::cli {
@@ -15,7 +17,7 @@ namespace ts::cli {
 namespace asio = boost::asio;
 
 nlohmann::json request(const wire::Endpoint& coordinator, const nlohmann::json& message,
-                       std::chrono::milliseconds timeout) {
+                       const std::optional<std::string>& token, std::chrono::milliseconds timeout) {
   asio::io_context io;
   nlohmann::json reply;
   std::exception_ptr failure;
@@ -27,16 +29,20 @@ nlohmann::json request(const wire::Endpoint& coordinator, const nlohmann::json& 
     co_await asio::async_connect(socket, endpoints, asio::use_awaitable);
     auto connection = std::make_shared<wire::Connection>(std::move(socket));
     connection->start();
-    connection->send(wire::make_message(
-        "hello", {{"role", "client"}, {"name", "torchsweep-cli"}, {"version", std::string(version::number())}}));
-    for (const auto& outgoing : {nlohmann::json(), message}) {
-      if (!outgoing.is_null()) connection->send(outgoing);
-      reply = co_await wire::receive_within(*connection, timeout);
-      if (wire::validate_message(reply) == "error") {
-        connection->stop();
-        throw InvalidInput(reply.value("field", ""), "coordinator refused: " + reply.at("reason").get<std::string>());
-      }
-    }
+    // A fatal error is a refusal of this peer (exit 4); any other, of the request (exit 2).
+    const auto check = [&](const nlohmann::json& answer) {
+      if (wire::validate_message(answer) != "error") return;
+      connection->stop();
+      const auto why = "coordinator refused: " + answer.at("reason").get<std::string>();
+      if (answer.value("fatal", false)) throw std::runtime_error(why);
+      throw InvalidInput(answer.value("field", ""), why);
+    };
+    check(co_await wire::peer_handshake(
+        *connection, {{"role", "client"}, {"name", "torchsweep-cli"}, {"version", std::string(version::number())}},
+        token, timeout));
+    connection->send(message);
+    reply = co_await wire::receive_within(*connection, timeout);
+    check(reply);
     connection->stop();
   };
   asio::co_spawn(io, exchange(), [&](std::exception_ptr error) { failure = error; });
@@ -51,6 +57,17 @@ nlohmann::json request(const wire::Endpoint& coordinator, const nlohmann::json& 
     }
   }
   return reply;
+}
+
+void add_client_options(CLI::App* command, ClientSettings& settings) {
+  command->add_option("--coordinator", settings.coordinator, "coordinator HOST:PORT")->capture_default_str();
+  command->add_option("--token-file", settings.token_file,
+                      "file holding the shared token (default: $TORCHSWEEP_TOKEN; docs/security.md)");
+}
+
+nlohmann::json request(const ClientSettings& settings, const nlohmann::json& message) {
+  return request(wire::parse_endpoint(settings.coordinator, "--coordinator"), message,
+                 wire::load_token(settings.token_file));
 }
 
 std::string submitter_name() {

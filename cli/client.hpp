@@ -1,8 +1,11 @@
 #pragma once
 // A short client exchange with the coordinator: connect, hello, one
 // request, one reply.
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 
 #include "shared/wire/endpoint.hpp"
 
@@ -12,7 +15,17 @@ namespace ts::cli {
 // coordinator refused the request, std::runtime_error if it could not be
 // reached or did not answer within `timeout`.
 nlohmann::json request(const wire::Endpoint& coordinator, const nlohmann::json& request,
+                       const std::optional<std::string>& token,
                        std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+// The options every client command shares: where the coordinator is, and
+// the file with the shared token ($TORCHSWEEP_TOKEN otherwise).
+struct ClientSettings {
+  std::string coordinator = "127.0.0.1:7000";
+  std::string token_file;
+};
+void add_client_options(CLI::App* command, ClientSettings& settings);
+nlohmann::json request(const ClientSettings& settings, const nlohmann::json& message);
 
 // USER@HOST, recorded as a sweep's submitter.
 std::string submitter_name();

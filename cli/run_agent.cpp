@@ -5,6 +5,7 @@
 #include "cli/key_value.hpp"
 #include "cli/shutdown.hpp"
 #include "shared/errors.hpp"
+#include "shared/wire/authentication.hpp"
 
 namespace ts::cli {
 
@@ -14,7 +15,7 @@ Command add_agent_command(CLI::App& app) {
     std::string coordinator = "127.0.0.1:7000";
     std::string name;
     std::vector<std::string> labels, runners;
-    std::string work_dir;
+    std::string work_dir, token_file;
     bool keep_job_dirs = false;
   };
   auto settings = std::make_shared<Settings>();
@@ -23,6 +24,8 @@ Command add_agent_command(CLI::App& app) {
   command->add_option("--label", settings->labels, "KEY=VALUE label reported to the coordinator (repeatable)");
   command->add_option("--runner", settings->runners,
                       "NAME=PATH: an executable honouring the worker contract (repeatable)");
+  command->add_option("--token-file", settings->token_file,
+                      "file holding the coordinator's shared token (default: $TORCHSWEEP_TOKEN; docs/security.md)");
   command->add_option("--work-dir", settings->work_dir,
                       "job directories and the spool of undelivered results (default: $TMPDIR/torchsweep-agent-NAME)");
   command->add_flag("--keep-job-dirs", settings->keep_job_dirs,
@@ -32,6 +35,7 @@ Command add_agent_command(CLI::App& app) {
     options.coordinator = wire::parse_endpoint(settings->coordinator, "--coordinator");
     options.name = settings->name;
     options.work_directory = settings->work_dir;
+    options.token = wire::load_token(settings->token_file);
     options.keep_job_directories = settings->keep_job_dirs;
     for (const auto& label : settings->labels) add_key_value(options.labels, label, "--label");
     for (const auto& runner : settings->runners) add_key_value(options.runners, runner, "--runner");
@@ -39,6 +43,7 @@ Command add_agent_command(CLI::App& app) {
     agent::Agent node(io, options);
     node.start();
     const auto signals = stop_on_signals(io, [&] { node.stop(); });
+    node.on_refused([&] { signals->cancel(); });  // nothing left to wait for
     io.run();
     return node.refused() ? exit_code::unavailable : exit_code::ok;
   };

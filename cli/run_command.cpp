@@ -19,6 +19,7 @@
 #include "shared/errors.hpp"
 #include "shared/log.hpp"
 #include "shared/sweep/sweep.hpp"
+#include "shared/wire/authentication.hpp"
 
 namespace ts::cli {
 namespace {
@@ -161,11 +162,14 @@ Command add_run_command(CLI::App& app) {
     coordinator::CoordinatorOptions coordinator_options;
     coordinator_options.listen = {"127.0.0.1", 0};
     coordinator_options.resume_unfinished = false;  // run runs the sweep it was given, nothing else
+    // A fresh token for this run: other local processes cannot join it.
+    coordinator_options.token = wire::random_nonce();
     coordinator::Coordinator server(io, coordinator_options, store);
     server.start();
     agent::AgentOptions agent_options;
     agent_options.coordinator = {"127.0.0.1", server.port()};
     agent_options.name = "local";
+    agent_options.token = coordinator_options.token;
     agent_options.work_directory = settings->work_dir;
     agent_options.keep_job_directories = settings->keep_job_dirs;
     for (const auto& runner : settings->runners) add_key_value(agent_options.runners, runner, "--runner");

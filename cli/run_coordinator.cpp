@@ -5,6 +5,7 @@
 #include "cli/shutdown.hpp"
 #include "coordinator/coordinator.hpp"
 #include "shared/errors.hpp"
+#include "shared/wire/authentication.hpp"
 
 namespace ts::cli {
 
@@ -16,6 +17,7 @@ Command add_coordinator_command(CLI::App& app) {
     std::string db = "torchsweep.db";
     double heartbeat_s = 2.0;
     double reattach_grace_s = 10.0;
+    std::string token_file;
   };
   auto settings = std::make_shared<Settings>();
   command->add_option("--listen", settings->listen, "HOST:PORT to listen on (PORT 0: any free port)")
@@ -25,6 +27,9 @@ Command add_coordinator_command(CLI::App& app) {
   command->add_option("--heartbeat-s", settings->heartbeat_s, "agent heartbeat interval; 3 missed = agent lost")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  command->add_option("--token-file", settings->token_file,
+                      "file holding the shared token peers must prove (default: $TORCHSWEEP_TOKEN; without one, "
+                      "loopback only)");
   command
       ->add_option("--reattach-grace-s", settings->reattach_grace_s,
                    "how long a running job waits for its lost agent to come back before it is queued again")
@@ -35,6 +40,7 @@ Command add_coordinator_command(CLI::App& app) {
     coordinator::CoordinatorOptions options;
     options.listen = wire::parse_endpoint(settings->listen, "--listen");
     options.heartbeat_interval = std::chrono::milliseconds(static_cast<int64_t>(settings->heartbeat_s * 1000.0));
+    options.token = wire::load_token(settings->token_file);
     options.reattach_grace = std::chrono::milliseconds(static_cast<int64_t>(settings->reattach_grace_s * 1000.0));
     store::Store store(settings->db);
     coordinator::Coordinator server(io, options, store);

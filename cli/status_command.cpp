@@ -10,19 +10,18 @@ namespace ts::cli {
 Command add_status_command(CLI::App& app) {
   auto* command = app.add_subcommand("status", "show sweeps (jobs per state) and the connected agents");
   struct Settings {
-    std::string coordinator = "127.0.0.1:7000";
+    ClientSettings client;
     std::string sweep;
     bool json = false;
   };
   auto settings = std::make_shared<Settings>();
-  command->add_option("--coordinator", settings->coordinator, "coordinator HOST:PORT")->capture_default_str();
+  add_client_options(command, settings->client);
   command->add_option("sweep", settings->sweep, "only this sweep");
   command->add_flag("--json", settings->json, "print the raw status document");
   return [settings] {
     nlohmann::json query = nlohmann::json::object();
     if (!settings->sweep.empty()) query["sweep"] = settings->sweep;
-    const auto reply =
-        request(wire::parse_endpoint(settings->coordinator, "--coordinator"), wire::make_message("status", query));
+    const auto reply = request(settings->client, wire::make_message("status", query));
     if (settings->json) {
       std::cout << reply.dump(2) << "\n";
       return 0;

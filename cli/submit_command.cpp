@@ -11,14 +11,14 @@ namespace ts::cli {
 Command add_submit_command(CLI::App& app) {
   auto* command = app.add_subcommand("submit", "validate a sweep file and queue its jobs on the coordinator");
   struct Settings {
-    std::string coordinator = "127.0.0.1:7000";
+    ClientSettings client;
     std::string sweep;
     bool dry_run = false;
     bool json = false;
   };
   auto settings = std::make_shared<Settings>();
   command->add_option("sweep", settings->sweep, "sweep file (YAML or JSON)")->required();
-  command->add_option("--coordinator", settings->coordinator, "coordinator HOST:PORT")->capture_default_str();
+  add_client_options(command, settings->client);
   command->add_flag("--dry-run", settings->dry_run, "expand and print the jobs; send nothing");
   command->add_flag("--json", settings->json, "with --dry-run: print the job documents as JSON lines");
   return [settings] {
@@ -26,7 +26,7 @@ Command add_submit_command(CLI::App& app) {
     const auto sweep = sweep::expand(spec, settings->sweep);  // local errors name the file
     if (!settings->dry_run) {
       const auto reply =
-          request(wire::parse_endpoint(settings->coordinator, "--coordinator"),
+          request(settings->client,
                   wire::make_message("submit",
                                      {{"sweep", spec}, {"origin", settings->sweep}, {"submitter", submitter_name()}}));
       std::printf("submitted sweep %s: %lld jobs (%lld configurations)\n",

@@ -9,6 +9,7 @@
 #include "shared/sweep/sweep.hpp"
 #include "shared/timestamp.hpp"
 #include "shared/version.hpp"
+#include "shared/wire/authentication.hpp"
 #include "shared/wire/protocol.hpp"
 
 namespace ts::coordinator {
@@ -33,6 +34,16 @@ std::string new_sweep_id(const std::string& name) {
 Coordinator::Coordinator(asio::io_context& io, CoordinatorOptions options, store::Store& store)
     : io_(io), options_(std::move(options)), store_(store), batch_(io, store.database()), acceptor_(io) {
   const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(options_.listen.host), options_.listen.port);
+  if (!options_.token && !endpoint.address().is_loopback()) {
+    throw InvalidInput("--listen", "listening on " + options_.listen.text() +
+                                       " needs a token (--token-file or TORCHSWEEP_TOKEN): without one, only a "
+                                       "loopback address is allowed");
+  }
+  if (!options_.token) {
+    log::warn(
+        "NO AUTHENTICATION: no token is set, so any local process can submit, cancel, read and report; "
+        "set --token-file or TORCHSWEEP_TOKEN (docs/security.md)");
+  }
   acceptor_.open(endpoint.protocol());
   acceptor_.set_option(asio::socket_base::reuse_address(true));
   acceptor_.bind(endpoint);
@@ -372,9 +383,11 @@ asio::awaitable<void> Coordinator::serve(asio::ip::tcp::socket socket) {
     const auto hello = co_await wire::receive_within(*connection, options_.handshake_timeout);
     const auto type = wire::validate_message(hello);
     if (type != "hello") throw InvalidInput("type", "the first message must be hello, got " + type);
-    connection->send(wire::make_message(
-        "welcome", {{"version", std::string(version::number())},
-                    {"heartbeat_interval_s", std::chrono::duration<double>(options_.heartbeat_interval).count()}}));
+    nlohmann::json welcome{
+        {"version", std::string(version::number())},
+        {"heartbeat_interval_s", std::chrono::duration<double>(options_.heartbeat_interval).count()}};
+    if (options_.token) welcome["proof"] = co_await authenticate(*connection, hello);
+    connection->send(wire::make_message("welcome", welcome));
     if (hello.at("role") == "agent") {
       co_await serve_agent(connection, hello);
     } else {
@@ -395,6 +408,22 @@ asio::awaitable<void> Coordinator::serve(asio::ip::tcp::socket socket) {
     connection->stop();
   }
   connections_.erase(connection);
+}
+
+asio::awaitable<std::string> Coordinator::authenticate(wire::Connection& connection, const nlohmann::json& hello) {
+  const auto nonce = wire::random_nonce();
+  connection.send(wire::make_message("challenge", {{"nonce", nonce}}));
+  const auto answer = co_await wire::receive_within(connection, options_.handshake_timeout);
+  if (wire::validate_message(answer) != "auth") throw InvalidInput("type", "expected auth after a challenge");
+  const auto peer_nonce = answer.at("nonce").get<std::string>();
+  const auto expected = wire::peer_mac(*options_.token, nonce, peer_nonce, hello.at("role").get<std::string>(),
+                                       hello.at("name").get<std::string>());
+  if (!wire::equal_in_constant_time(expected, answer.at("mac").get<std::string>())) {
+    log::warn("{}: authentication failed for {} '{}'", connection.peer(), hello.at("role").get<std::string>(),
+              hello.at("name").get<std::string>());
+    throw InvalidInput("mac", "authentication failed: wrong token");
+  }
+  co_return wire::coordinator_proof(*options_.token, nonce, peer_nonce);
 }
 
 asio::awaitable<void> Coordinator::serve_agent(std::shared_ptr<wire::Connection> connection,

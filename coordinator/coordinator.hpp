@@ -35,6 +35,9 @@ struct CoordinatorOptions {
   // connection or a coordinator restart) before it is queued again.
   std::chrono::milliseconds reattach_grace{10000};
   wire::ConnectionLimits limits;
+  // The shared token every peer must prove it holds (docs/security.md).
+  // Without one the coordinator only listens on a loopback address.
+  std::optional<std::string> token;
 };
 
 // What happened to a job, for observers such as `torchsweep run`.
@@ -93,6 +96,9 @@ class Coordinator {
 
   asio::awaitable<void> accept_loop();
   asio::awaitable<void> serve(asio::ip::tcp::socket socket);
+  // Challenges a peer for the token; returns the coordinator's proof for the
+  // welcome. Throws ts::InvalidInput when the peer's answer is wrong.
+  asio::awaitable<std::string> authenticate(wire::Connection& connection, const nlohmann::json& hello);
   asio::awaitable<void> serve_agent(std::shared_ptr<wire::Connection> connection, const nlohmann::json& hello);
   asio::awaitable<void> serve_client(std::shared_ptr<wire::Connection> connection);
   nlohmann::json answer_client(const std::string& type, const nlohmann::json& request);

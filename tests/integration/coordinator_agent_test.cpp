@@ -113,5 +113,49 @@ TEST_F(CoordinatorAndAgents, SigtermShutsDownCleanly) {
   EXPECT_EQ(coordinator_->wait_exit(10s), 0);
 }
 
+TEST_F(CoordinatorAndAgents, OnlyPeersWithTheTokenGetIn) {
+  const auto token = write_file("token", "correct horse battery staple 42");
+  const auto wrong = write_file("wrong", "incorrect donkey battery staple");
+  start_coordinator(0, {"--token-file", token.string()});
+  start_agent("trusted", {"--token-file", token.string()});
+  auto& intruder = start_agent("intruder", {"--token-file", wrong.string()});
+  auto& tokenless = start_agent("tokenless");
+  // Refused for good: a wrong or missing token is not retried.
+  EXPECT_EQ(intruder.wait_exit(15s), 4);
+  EXPECT_EQ(tokenless.wait_exit(15s), 4);
+  const auto with_token = torchsweep({"status", "--json", "--coordinator", endpoint(), "--token-file", token.string()});
+  ASSERT_EQ(with_token.exit_code, 0) << with_token.err;
+  ASSERT_TRUE(wait_for(
+      [&] {
+        const auto reply =
+            torchsweep({"status", "--json", "--coordinator", endpoint(), "--token-file", token.string()});
+        return reply.exit_code == 0 && nlohmann::json::parse(reply.out).at("agents").size() == 1;
+      },
+      15s));
+  // Clients without the token can neither read nor submit.
+  const auto anonymous = torchsweep({"status", "--coordinator", endpoint()});
+  EXPECT_EQ(anonymous.exit_code, 4);
+  EXPECT_NE(anonymous.err.find("requires a token"), std::string::npos) << anonymous.err;
+  const auto sweep = write_file("sweep.yaml", "name: sneaky\naxes: {batch_size: [1]}\nfixed: {model: mlp}\n");
+  const auto forged =
+      torchsweep({"submit", sweep.string(), "--coordinator", endpoint(), "--token-file", wrong.string()});
+  EXPECT_EQ(forged.exit_code, 4);
+  // Nothing they sent was stored; the attempts were logged with their address.
+  const auto stored =
+      testing::run_program({"sqlite3", db().string(), "SELECT name FROM agents; SELECT COUNT(*) FROM sweeps;"});
+  if (stored.exit_code == 0) {  // the sqlite3 shell is in the build root
+    EXPECT_EQ(stored.out, "trusted\n0\n");
+  }
+  const auto log = testing::slurp(directory_ / "coordinator.log");
+  EXPECT_NE(log.find("authentication failed for agent 'intruder'"), std::string::npos) << log;
+  EXPECT_NE(log.find("127.0.0.1:"), std::string::npos);
+}
+
+TEST_F(CoordinatorAndAgents, WithoutATokenOnlyLoopbackIsAllowed) {
+  const auto refused = torchsweep({"coordinator", "--listen", "0.0.0.0:0", "--db", db().string()});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("needs a token"), std::string::npos) << refused.err;
+}
+
 }  // namespace
 }  // namespace ts

@@ -31,14 +31,23 @@ class Cluster : public ::testing::Test {
   }
 
   // Starts a coordinator on a free port (or `port`) and waits for it to listen.
-  void start_coordinator(int port = 0) {
+  void start_coordinator(int port = 0, std::vector<std::string> extra = {}) {
     const auto port_file = directory_ / "port";
     std::filesystem::remove(port_file);
-    coordinator_ = std::make_unique<ChildProcess>(
-        std::vector<std::string>{TS_TORCHSWEEP_BINARY, "coordinator", "--listen", "127.0.0.1:" + std::to_string(port),
-                                 "--port-file", port_file.string(), "--heartbeat-s", "0.5", "--reattach-grace-s", "2",
-                                 "--db", db().string()},
-        directory_ / "coordinator.log");
+    std::vector<std::string> argv{TS_TORCHSWEEP_BINARY,
+                                  "coordinator",
+                                  "--listen",
+                                  "127.0.0.1:" + std::to_string(port),
+                                  "--port-file",
+                                  port_file.string(),
+                                  "--heartbeat-s",
+                                  "0.5",
+                                  "--reattach-grace-s",
+                                  "2",
+                                  "--db",
+                                  db().string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    coordinator_ = std::make_unique<ChildProcess>(argv, directory_ / "coordinator.log");
     ASSERT_TRUE(wait_for([&] { return std::filesystem::exists(port_file); }, 10s));
     std::ifstream(port_file) >> port_;
   }
