@@ -39,12 +39,16 @@ def result_validator(schemas: pathlib.Path):
 class Run:
     """One runner process on a job document, in a directory of its own."""
 
-    def __init__(self, executable, job, extra_env=None):
+    def __init__(self, executable, job, extra_env=None, without_torchvision=False):
         self.directory = tempfile.TemporaryDirectory(prefix="ts_runner_")
         folder = pathlib.Path(self.directory.name)
         (folder / "job.json").write_text(json.dumps(job))
         self.progress = folder / "progress.jsonl"
         env = dict(os.environ, TORCHSWEEP_PROGRESS_FILE=str(self.progress), **(extra_env or {}))
+        if without_torchvision:
+            # A module that fails to import shadows the real torchvision.
+            (folder / "torchvision.py").write_text("raise ImportError('hidden by the test')\n")
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder), env.get("PYTHONPATH")]))
         finished = subprocess.run([executable, "--job", str(folder / "job.json"), "--out", str(folder / "result.json")],
                                   capture_output=True, text=True, env=env, timeout=600)
         self.exit_code, self.stderr = finished.returncode, finished.stderr
@@ -130,12 +134,16 @@ class TorchCompileRunner(unittest.TestCase):
                  "seq_len": 8, "num_classes": 10, "epochs": 1, "warmup": 1, "iters": 1, "threads": 1},
                 {"schema_version": 1, "model": "resnet18", "batch_size": 2, "input_size": 32, "num_classes": 10,
                  "epochs": 1, "warmup": 1, "iters": 1, "threads": 1}]
+        jobs.append(dict(jobs[-1], model="resnet50"))
         for job in jobs:
-            ours, theirs = Run(ARGS.runner, job), Run(ARGS.worker, job)
-            self.assertEqual(ours.exit_code, 0, ours.stderr)
+            theirs = Run(ARGS.worker, job)
             self.assertEqual(theirs.exit_code, 0, theirs.stderr)
-            self.assertEqual(ours.result["execution"]["model_parameters"],
-                             theirs.result["execution"]["model_parameters"], job["model"])
+            # torchvision's ResNets, and the runner's own when torchvision is missing.
+            for hidden in ([False, True] if job["model"].startswith("resnet") else [False]):
+                ours = Run(ARGS.runner, job, without_torchvision=hidden)
+                self.assertEqual(ours.exit_code, 0, ours.stderr)
+                self.assertEqual(ours.result["execution"]["model_parameters"],
+                                 theirs.result["execution"]["model_parameters"], (job["model"], hidden))
 
 
 if __name__ == "__main__":
