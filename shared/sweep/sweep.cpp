@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
+#include <optional>
 #include <random>
 
 #include "shared/errors.hpp"
@@ -99,9 +100,44 @@ std::vector<nlohmann::json> product(const nlohmann::json& axes) {
   return out;
 }
 
+// The offset of the first byte that is not part of well-formed UTF-8, if any
+// (overlong forms, surrogates and code points above U+10FFFF included).
+std::optional<std::size_t> invalid_utf8_at(const std::string& text) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  for (std::size_t i = 0; i < text.size();) {
+    const unsigned char lead = bytes[i];
+    std::size_t length = 0;
+    uint32_t code = 0, minimum = 0;
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    } else if ((lead & 0xe0) == 0xc0) {
+      length = 2, code = lead & 0x1f, minimum = 0x80;
+    } else if ((lead & 0xf0) == 0xe0) {
+      length = 3, code = lead & 0x0f, minimum = 0x800;
+    } else if ((lead & 0xf8) == 0xf0) {
+      length = 4, code = lead & 0x07, minimum = 0x10000;
+    } else {
+      return i;
+    }
+    if (i + length > text.size()) return i;
+    for (std::size_t k = 1; k < length; ++k) {
+      if ((bytes[i + k] & 0xc0) != 0x80) return i;
+      code = (code << 6) | (bytes[i + k] & 0x3f);
+    }
+    if (code < minimum || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return i;
+    i += length;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 nlohmann::json parse_yaml(const std::string& text, const std::string& origin) {
+  // JSON strings must be UTF-8; finding out later would be an internal error.
+  if (const auto offset = invalid_utf8_at(text)) {
+    throw InvalidInput("", "not valid UTF-8 at byte " + std::to_string(*offset), origin);
+  }
   try {
     return to_json(YAML::Load(text));
   } catch (const YAML::Exception& error) {

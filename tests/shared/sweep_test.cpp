@@ -106,6 +106,21 @@ TEST(Sweep, ErrorsNameThePathInsideTheFile) {
   EXPECT_EQ(refusal(spec), "axes.batch_size");
 }
 
+TEST(Sweep, TextThatIsNotUtf8IsRefusedWithItsOffset) {
+  // Found by fuzz_sweep: a key with invalid UTF-8 used to escape as an internal error.
+  for (const std::string text :
+       {"name: s\naxes: {batch\x86: [1]}\n", "name: \xc0\xaf\n", "name: \xed\xa0\x80\n", "name: \xf0\x9f\x98\n"}) {
+    try {
+      ts::sweep::parse_yaml(text, "t.yaml");
+      ADD_FAILURE() << "accepted " << ::testing::PrintToString(text);
+    } catch (const InvalidInput& error) {
+      EXPECT_NE(std::string(error.what()).find("t.yaml: not valid UTF-8 at byte"), std::string::npos) << error.what();
+    }
+  }
+  EXPECT_EQ(ts::sweep::parse_yaml("name: caf\xc3\xa9 \xf0\x9f\x98\x80\n", "t.yaml").at("name"),
+            "caf\xc3\xa9 \xf0\x9f\x98\x80");
+}
+
 TEST(Sweep, ConfigurationsMissingARequiredFieldAreRefused) {
   auto spec = minimal();
   spec["axes"].erase("batch_size");
