@@ -1,6 +1,5 @@
 #include "coordinator/coordinator.hpp"
 
-#include <algorithm>
 #include <format>
 #include <random>
 
@@ -136,7 +135,7 @@ void Coordinator::enqueue(const store::StoredJob& job, const SweepSettings& sett
 
 void Coordinator::resume_unfinished() {
   std::map<std::string, SweepSettings> settings;
-  for (const auto& summary : store_.sweeps("", /*active_only=*/true)) {
+  for (const auto& summary : store_.sweeps("", /*recent_finished=*/0)) {
     const auto& spec = summary.spec;
     settings[summary.sweep_id] = {summary.sequence, spec.value("priority", int64_t{0}),
                                   spec.value("node_exclusive", true), spec.value("placement", "spread") == "pinned",
@@ -183,14 +182,8 @@ Submission Coordinator::submit(const nlohmann::json& spec, const std::string& or
 
 std::size_t Coordinator::cancel(const std::string& sweep, const std::string& job) {
   batch_.open();
-  std::string sweep_id;
-  if (!sweep.empty()) {
-    const auto resolved = store_.resolve_sweep(sweep);
-    if (!resolved) throw InvalidInput("sweep", "no sweep with id or name '" + sweep + "'");
-    sweep_id = *resolved;
-  } else if (!store_.job(job)) {
-    throw InvalidInput("job", "no job with id '" + job + "'");
-  }
+  const auto sweep_id = sweep.empty() ? std::string() : sweep_id_of(sweep);
+  if (sweep.empty() && !store_.job(job)) throw InvalidInput("job", "no job with id '" + job + "'");
   const auto cancelled = store_.cancel(sweep_id, job);
   for (const auto& [job_id, state] : cancelled) {
     const auto active = active_.find(job_id);
@@ -490,25 +483,17 @@ nlohmann::json Coordinator::answer_client(const std::string& type, const nlohman
   throw InvalidInput("type", "unexpected message type '" + type + "' from a client");
 }
 
+std::string Coordinator::sweep_id_of(const std::string& id_or_name) {
+  const auto found = store_.resolve_sweep(id_or_name);
+  if (!found) throw InvalidInput("sweep", "no sweep with id or name '" + id_or_name + "'");
+  return *found;
+}
+
 nlohmann::json Coordinator::status_reply(const std::string& sweep) {
-  std::string sweep_id;
-  if (!sweep.empty()) {
-    const auto resolved = store_.resolve_sweep(sweep);
-    if (!resolved) throw InvalidInput("sweep", "no sweep with id or name '" + sweep + "'");
-    sweep_id = *resolved;
-  }
-  // Every active sweep and the last few finished ones, oldest first.
-  constexpr std::size_t finished_shown = 10;
-  auto summaries = store_.sweeps(sweep_id);
-  const auto finished = static_cast<std::size_t>(
-      std::count_if(summaries.begin(), summaries.end(), [](const auto& s) { return s.state != "active"; }));
-  auto skip = finished > finished_shown ? finished - finished_shown : 0;
+  // The sweep asked for, or every active sweep and the last few finished ones.
+  constexpr int64_t finished_shown = 10;
   nlohmann::json sweeps = nlohmann::json::array();
-  for (const auto& summary : summaries) {
-    if (sweep_id.empty() && summary.state != "active" && skip > 0) {
-      --skip;
-      continue;
-    }
+  for (const auto& summary : store_.sweeps(sweep.empty() ? std::string() : sweep_id_of(sweep), finished_shown)) {
     sweeps.push_back({{"sweep_id", summary.sweep_id},
                       {"name", summary.name},
                       {"state", summary.state},

@@ -102,6 +102,8 @@ class Coordinator {
   asio::awaitable<void> serve_agent(std::shared_ptr<wire::Connection> connection, const nlohmann::json& hello);
   asio::awaitable<void> serve_client(std::shared_ptr<wire::Connection> connection);
   nlohmann::json answer_client(const std::string& type, const nlohmann::json& request);
+  // The id of a sweep given by id or name; throws ts::InvalidInput naming it.
+  std::string sweep_id_of(const std::string& id_or_name);
 
   void resume_unfinished();
   // Tracks the job and queues it, or holds it for its agent (`detached`).

@@ -11,6 +11,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "coordinator/store/store.hpp"
 #include "shared/errors.hpp"
 #include "shared/statistics.hpp"
 
@@ -96,6 +97,13 @@ struct Condition {
   }
 };
 
+// Binds the condition's values to its '?'s, the first of them at `first`.
+void bind_condition(Statement& statement, const Condition& condition, int first = 1) {
+  for (std::size_t i = 0; i < condition.values.size(); ++i) {
+    statement.bind(first + static_cast<int>(i), std::string_view(condition.values[i]));
+  }
+}
+
 std::string placeholders(std::size_t n) {
   std::string text;
   for (std::size_t i = 0; i < n; ++i) text += i == 0 ? "?" : ",?";
@@ -105,10 +113,7 @@ std::string placeholders(std::size_t n) {
 // A sweep id, or the newest sweep of that name; results stored without a
 // sweep row (imported documents) are matched by the name they carry.
 std::string resolve_sweep(Database& database, const std::string& id_or_name, const std::string& option) {
-  auto select = database.prepare(
-      "SELECT sweep_id FROM sweeps WHERE sweep_id = ?1 OR name = ?1 ORDER BY sweep_id = ?1 DESC, rowid DESC LIMIT 1");
-  select.bind_all(id_or_name);
-  if (select.step()) return select.text(0);
+  if (auto found = find_sweep(database, id_or_name)) return *found;
   auto loose = database.prepare("SELECT 1 FROM results WHERE sweep_id = ? LIMIT 1");
   loose.bind_all(id_or_name);
   if (loose.step()) return id_or_name;
@@ -175,8 +180,7 @@ void collect(Database& database, const Condition& condition, const std::vector<c
   for (const auto* metric : metrics) sql += ", " + metric->sql;
   sql += " FROM results r WHERE " + condition.sql;
   auto select = database.prepare(sql);
-  for (std::size_t i = 0; i < condition.values.size(); ++i)
-    select.bind(static_cast<int>(i + 1), std::string_view(condition.values[i]));
+  bind_condition(select, condition);
   const int key_count = static_cast<int>(keys.size());
   std::string key_text;
   while (select.step()) {
@@ -214,8 +218,7 @@ nlohmann::json median_or_null(const std::vector<double>& samples) {
 std::vector<std::string> values_of(Database& database, const Condition& condition, const Axis& axis) {
   auto select =
       database.prepare("SELECT DISTINCT " + axis.sql + " FROM results r WHERE " + condition.sql + " ORDER BY 1");
-  for (std::size_t i = 0; i < condition.values.size(); ++i)
-    select.bind(static_cast<int>(i + 1), std::string_view(condition.values[i]));
+  bind_condition(select, condition);
   std::vector<std::string> values;
   while (select.step()) values.push_back(select.is_null(0) ? "" : select.text(0));
   return values;
@@ -237,8 +240,7 @@ std::string baseline_sweep(Database& database, const std::string& baseline, cons
       current.sql + " AND r.sweep_id IS NOT NULL) ORDER BY s.rowid DESC LIMIT 1";
   auto named = database.prepare(sql);
   named.bind(1, std::string_view(baseline));
-  for (std::size_t i = 0; i < current.values.size(); ++i)
-    named.bind(static_cast<int>(i + 2), std::string_view(current.values[i]));
+  bind_condition(named, current, 2);
   if (named.step()) return named.text(0);
   return resolve_sweep(database, baseline, "--baseline");
 }
@@ -446,8 +448,7 @@ Table export_results(Database& database, const ResultFilter& filter) {
   for (std::size_t i = 0; i < columns.size(); ++i) sql += (i ? ", r." : "r.") + columns[i];
   sql += " FROM results r WHERE " + condition.sql + " ORDER BY r.received_at, r.job_id, r.attempt";
   auto select = database.prepare(sql);
-  for (std::size_t i = 0; i < condition.values.size(); ++i)
-    select.bind(static_cast<int>(i + 1), std::string_view(condition.values[i]));
+  bind_condition(select, condition);
   Table table{columns, {}};
   static const std::set<std::string> real_columns{"median_epoch_s", "samples_per_s", "median_step_s", "compile_s",
                                                   "warmup_s"};

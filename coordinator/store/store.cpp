@@ -176,20 +176,22 @@ std::vector<std::pair<std::string, std::string>> Store::cancel(const std::string
   return cancelled;
 }
 
-std::optional<std::string> Store::resolve_sweep(const std::string& id_or_name) {
-  auto select = database_.prepare(
+std::optional<std::string> find_sweep(Database& database, const std::string& id_or_name) {
+  auto select = database.prepare(
       "SELECT sweep_id FROM sweeps WHERE sweep_id = ?1 OR name = ?1 ORDER BY sweep_id = ?1 DESC, rowid DESC LIMIT 1");
   select.bind_all(id_or_name);
   if (!select.step()) return std::nullopt;
   return select.text(0);
 }
 
-std::vector<SweepSummary> Store::sweeps(const std::string& sweep_id, bool active_only) {
+std::vector<SweepSummary> Store::sweeps(const std::string& sweep_id, int64_t recent_finished) {
   std::vector<SweepSummary> summaries;
+  // LIMIT -1 is no limit in SQLite.
   auto select = database_.prepare(
       "SELECT sweep_id, name, state, created_at, priority, rowid, spec FROM sweeps "
-      "WHERE (?1 = '' OR sweep_id = ?1) AND (?2 = 0 OR state = 'active') ORDER BY rowid");
-  select.bind_all(sweep_id, int64_t{active_only ? 1 : 0});
+      "WHERE (?1 != '' AND sweep_id = ?1) OR (?1 = '' AND (state = 'active' OR rowid IN "
+      "(SELECT rowid FROM sweeps WHERE state != 'active' ORDER BY rowid DESC LIMIT ?2))) ORDER BY rowid");
+  select.bind_all(sweep_id, recent_finished);
   auto counts = database_.prepare("SELECT state, COUNT(*) FROM jobs WHERE sweep_id = ? GROUP BY state");
   while (select.step()) {
     SweepSummary summary{select.text(0),

@@ -48,6 +48,10 @@ struct SweepSummary {
   nlohmann::json spec;
 };
 
+// The id of a sweep given by id, or by name (the newest of that name), in
+// any store connection.
+std::optional<std::string> find_sweep(Database& database, const std::string& id_or_name);
+
 class Store {
  public:
   // Opens or creates the store at `path` and migrates it (":memory:" works).
@@ -75,9 +79,10 @@ class Store {
   std::vector<std::pair<std::string, std::string>> cancel(const std::string& sweep_id, const std::string& job_id = "");
 
   // The id of a sweep given by id, or by name (the newest of that name).
-  std::optional<std::string> resolve_sweep(const std::string& id_or_name);
-  // Sweeps, newest last; only `sweep_id` when given, only active ones when asked.
-  std::vector<SweepSummary> sweeps(const std::string& sweep_id = "", bool active_only = false);
+  std::optional<std::string> resolve_sweep(const std::string& id_or_name) { return find_sweep(database_, id_or_name); }
+  // Sweeps, oldest first: only `sweep_id` when given; otherwise every active
+  // sweep and the `recent_finished` newest finished ones (-1: all of them).
+  std::vector<SweepSummary> sweeps(const std::string& sweep_id = "", int64_t recent_finished = -1);
   // Queued and running jobs of active sweeps, in sweep then ordinal order.
   std::vector<StoredJob> unfinished_jobs();
   std::optional<StoredJob> job(const std::string& job_id);

@@ -253,6 +253,25 @@ TEST(StoreJobs, StatesMoveAndASweepClosesWhenItsLastJobEnds) {
   EXPECT_EQ(store.resolve_sweep("demo"), "s1");
 }
 
+TEST(StoreJobs, SweepListsKeepActiveOnesAndTheNewestFinished) {
+  Store store(":memory:");
+  for (int i = 0; i < 13; ++i) {
+    const auto id = "s" + std::to_string(i);
+    store.add_sweep({id, "demo", nlohmann::json::object(), {}, "me", 0, "2026-11-30T00:00:00.000Z"},
+                    {{id + "/0", 0, "a", 0, "libtorch", 1, nlohmann::json::object(), 2}});
+    if (i != 1) store.job_finished(id + "/0", "done");  // s1 stays active
+  }
+  const auto ids = [](const std::vector<SweepSummary>& sweeps) {
+    std::vector<std::string> out;
+    for (const auto& sweep : sweeps) out.push_back(sweep.sweep_id);
+    return out;
+  };
+  EXPECT_EQ(ids(store.sweeps("", 0)), std::vector<std::string>{"s1"});
+  EXPECT_EQ(ids(store.sweeps("", 2)), (std::vector<std::string>{"s1", "s11", "s12"}));
+  EXPECT_EQ(store.sweeps("", -1).size(), 13u);
+  EXPECT_EQ(ids(store.sweeps("s5", 0)), std::vector<std::string>{"s5"});
+}
+
 TEST(StoreJobs, CancelStopsQueuedAndRunningJobsOfASweep) {
   Store store(":memory:");
   store.add_sweep({"s1", "demo", nlohmann::json::object(), {}, "me", 0, "2026-11-30T00:00:00.000Z"},

@@ -62,8 +62,7 @@ max_attempts: 10
   }
   ASSERT_TRUE(wait_for([&] { return sweep_state() == "done"; }, 120s)) << status().dump();
   EXPECT_EQ(jobs_in("done"), 200);
-  std::map<std::string, int> stored;
-  for (const auto& row : results()) ++stored[row.at("job_id").get<std::string>()];
+  const auto stored = results_per_job();
   EXPECT_EQ(stored.size(), 200u);
   for (const auto& [job, count] : stored) EXPECT_EQ(count, 1) << job;
 }

@@ -35,12 +35,6 @@ class Sweeps : public testing::Cluster {
   bool sweep_ends(const std::string& state, std::chrono::milliseconds deadline, std::size_t sweep = 0) {
     return wait_for([&] { return sweep_state(sweep) == state; }, deadline);
   }
-  // Results per job id.
-  std::map<std::string, int> results_per_job() {
-    std::map<std::string, int> count;
-    for (const auto& row : results()) ++count[row.at("job_id").get<std::string>()];
-    return count;
-  }
   int sweeps_ = 0;
 };
 

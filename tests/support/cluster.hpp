@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -101,6 +102,13 @@ class Cluster : public ::testing::Test {
     const auto finished = torchsweep(args);
     EXPECT_EQ(finished.exit_code, 0) << finished.err;
     return nlohmann::json::parse(finished.out);
+  }
+
+  // Stored results per job id.
+  std::map<std::string, int> results_per_job(std::vector<std::string> filters = {}) {
+    std::map<std::string, int> count;
+    for (const auto& row : results(std::move(filters))) ++count[row.at("job_id").get<std::string>()];
+    return count;
   }
 
   // A runner honouring the worker contract, in Python, that answers with a
