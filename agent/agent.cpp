@@ -8,6 +8,7 @@
 
 #include "agent/capabilities.hpp"
 #include "agent/executor.hpp"
+#include "agent/rank_launch.hpp"
 #include "shared/errors.hpp"
 #include "shared/json_io.hpp"
 #include "shared/log.hpp"
@@ -200,6 +201,11 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, std::filesystem::pat
     std::string visible;
     for (const auto& gpu : gpus) visible += (visible.empty() ? "" : ",") + std::to_string(gpu.get<int64_t>());
     request.environment["CUDA_VISIBLE_DEVICES"] = visible;
+  }
+  if (needs_rank_launch(request.job)) {
+    std::vector<std::string> forwarded{"TORCHSWEEP_PROGRESS_FILE"};
+    if (request.environment.contains("CUDA_VISIBLE_DEVICES")) forwarded.emplace_back("CUDA_VISIBLE_DEVICES");
+    request.launcher = mpirun_command(request.job, options_.rank_launch, forwarded);
   }
   request.on_progress = [this, job_id, attempt](const nlohmann::json& line) {
     if (auto fields = progress_fields(line)) {

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "agent/rank_launch.hpp"
 #include "shared/wire/connection.hpp"
 #include "shared/wire/endpoint.hpp"
 
@@ -32,6 +33,7 @@ struct AgentOptions {
   std::filesystem::path work_directory;  // default: $TMPDIR/torchsweep-agent-<name>
   bool keep_job_directories = false;     // those of failed jobs are always kept
   std::optional<std::string> token;      // the coordinator's shared token (docs/security.md)
+  RankLaunchSettings rank_launch;        // how multi-rank jobs are started (mpirun)
   std::chrono::milliseconds initial_backoff{200};
   std::chrono::milliseconds max_backoff{5000};
 };

@@ -8,8 +8,10 @@
 
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
+#include "agent/process_tree.hpp"
 #include "shared/errors.hpp"
 #include "shared/json_io.hpp"
 #include "shared/log.hpp"
@@ -124,6 +126,24 @@ std::string to_string(ExecutionOutcome::Kind kind) {
   return "unknown";
 }
 
+std::string failure_line(const std::string& stderr_tail) {
+  std::istringstream lines(stderr_tail);
+  std::string line, rank_notice, error;
+  bool in_notice = false;  // mpirun wraps its notice over several lines
+  while (std::getline(lines, line)) {
+    if (line.find("noticed that process rank") != std::string::npos) {
+      rank_notice = line;
+      in_notice = true;
+    } else if (in_notice && !line.empty() && !line.starts_with("---")) {
+      rank_notice += " " + line;
+    } else {
+      in_notice = false;
+    }
+    if (line.find(" ERROR ") != std::string::npos) error = line;
+  }
+  return rank_notice.empty() ? error : rank_notice;
+}
+
 std::string tail_of(const std::filesystem::path& file, std::size_t bytes) {
   std::ifstream in(file, std::ios::binary | std::ios::ate);
   if (!in) return "";
@@ -158,10 +178,12 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
   environment.push_back(nullptr);
   json_io::write_atomically(job_file.string(), request.job);
 
-  const std::string runner = request.runner.string(), job_arg = job_file.string(), out_arg = result_file.string();
-  std::vector<char*> argv{const_cast<char*>(runner.c_str()),  const_cast<char*>("--job"),
-                          const_cast<char*>(job_arg.c_str()), const_cast<char*>("--out"),
-                          const_cast<char*>(out_arg.c_str()), nullptr};
+  const std::string runner = request.runner.string();
+  auto arguments = request.launcher;
+  arguments.insert(arguments.end(), {runner, "--job", job_file.string(), "--out", result_file.string()});
+  std::vector<char*> argv;
+  for (auto& argument : arguments) argv.push_back(argument.data());
+  argv.push_back(nullptr);
   pid_t pid = -1;
   int spawn_error = 0;
   {
@@ -174,13 +196,15 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
                                      0644);
     posix_spawn_file_actions_addopen(&setup.actions, STDERR_FILENO, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                      0644);
-    spawn_error = posix_spawn(&pid, runner.c_str(), &setup.actions, &setup.attributes, argv.data(), environment.data());
+    spawn_error = posix_spawnp(&pid, argv.front(), &setup.actions, &setup.attributes, argv.data(), environment.data());
   }
   if (spawn_error != 0) {
     outcome.kind = ExecutionOutcome::Kind::launch_failed;
-    outcome.reason = "cannot start runner " + runner + ": " + std::strerror(spawn_error);
+    outcome.reason = std::string("cannot start ") + (request.launcher.empty() ? "runner " : "launcher ") +
+                     argv.front() + ": " + std::strerror(spawn_error);
     co_return outcome;
   }
+  ProcessTree tree(pid);
 
   // A reaper thread blocks in waitpid and wakes this coroutine by cancelling
   // its timer; between wake-ups (every poll_interval) progress is forwarded
@@ -207,18 +231,20 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
     co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
     forward_progress(progress_file, progress_offset, request.on_progress);
     if (*exited) break;
+    tree.observe();
     cancelled = *request.cancel_requested;
     timed_out = !cancelled && Clock::now() >= deadline;
     if (cancelled || timed_out) {
-      ::kill(-pid, SIGTERM);
+      tree.signal_all(SIGTERM);
       timer->expires_after(request.kill_grace);
       if (!*exited) co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
-      ::kill(-pid, SIGKILL);
+      if (!*exited) tree.observe();
+      tree.signal_all(SIGKILL);
       break;
     }
   }
   reaper.thread.join();
-  ::kill(-pid, SIGKILL);  // whatever the runner left behind in its group must not perturb the next job
+  tree.signal_all(SIGKILL);  // whatever the runner left behind must not perturb the next job
   outcome.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   outcome.stdout_tail = tail_of(stdout_file);
   outcome.stderr_tail = tail_of(stderr_file);
@@ -253,6 +279,9 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
   } else {
     outcome.kind = ExecutionOutcome::Kind::crashed;
     outcome.reason = "exited with code " + std::to_string(*outcome.exit_code);
+  }
+  if (outcome.kind == ExecutionOutcome::Kind::crashed) {
+    if (const auto line = failure_line(outcome.stderr_tail); !line.empty()) outcome.reason += " (" + line + ")";
   }
   if (outcome.kind != ExecutionOutcome::Kind::completed && outcome.kind != ExecutionOutcome::Kind::cancelled)
     log::warn("job ended {}: {}", to_string(outcome.kind), outcome.reason);

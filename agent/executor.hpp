@@ -12,13 +12,17 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ts::agent {
 
 namespace asio = boost::asio;
 
 struct ExecutionRequest {
-  std::filesystem::path runner;     // executable
+  std::filesystem::path runner;  // executable
+  // A command the runner is started under, e.g. mpirun for a multi-rank job
+  // (rank_launch.hpp); empty: the runner is started directly.
+  std::vector<std::string> launcher;
   nlohmann::json job;               // the job document, written to job.json
   std::filesystem::path directory;  // where job.json, result.json and the logs go (created)
   std::chrono::milliseconds timeout{std::chrono::hours(1)};
@@ -57,6 +61,11 @@ std::string to_string(ExecutionOutcome::Kind kind);
 
 // Runs the request; never throws for anything the child does.
 asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request);
+
+// The line of a runner's stderr that best says why it failed: mpirun's
+// notice of which rank died and how, else the last ERROR log line; empty
+// when there is none.
+std::string failure_line(const std::string& stderr_tail);
 
 // The last `bytes` of a file, starting at a line boundary when possible.
 std::string tail_of(const std::filesystem::path& file, std::size_t bytes = 4096);

@@ -15,7 +15,7 @@ Command add_agent_command(CLI::App& app) {
     std::string coordinator = "127.0.0.1:7000";
     std::string name;
     std::vector<std::string> labels, runners;
-    std::string work_dir, token_file;
+    std::string work_dir, token_file, mpirun = "mpirun";
     bool keep_job_dirs = false;
   };
   auto settings = std::make_shared<Settings>();
@@ -28,6 +28,9 @@ Command add_agent_command(CLI::App& app) {
                       "file holding the coordinator's shared token (default: $TORCHSWEEP_TOKEN; docs/security.md)");
   command->add_option("--work-dir", settings->work_dir,
                       "job directories and the spool of undelivered results (default: $TMPDIR/torchsweep-agent-NAME)");
+  command
+      ->add_option("--mpirun", settings->mpirun, "Open MPI's mpirun, which starts multi-rank jobs (docs/multi-gpu.md)")
+      ->capture_default_str();
   command->add_flag("--keep-job-dirs", settings->keep_job_dirs,
                     "keep the directories of successful jobs too (failed ones are always kept)");
   return [settings] {
@@ -37,6 +40,7 @@ Command add_agent_command(CLI::App& app) {
     options.work_directory = settings->work_dir;
     options.token = wire::load_token(settings->token_file);
     options.keep_job_directories = settings->keep_job_dirs;
+    options.rank_launch.mpirun = settings->mpirun;
     for (const auto& label : settings->labels) add_key_value(options.labels, label, "--label");
     for (const auto& runner : settings->runners) add_key_value(options.runners, runner, "--runner");
     boost::asio::io_context io;

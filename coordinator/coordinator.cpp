@@ -115,6 +115,12 @@ void Coordinator::enqueue(const store::StoredJob& job, const SweepSettings& sett
   schedulable.sweep_sequence = settings.sequence;
   schedulable.ordinal = job.ordinal;
   schedulable.gpus = job.gpus;
+  if (const auto hosts = job.document.find("hosts"); hosts != job.document.end() && !hosts->empty()) {
+    // A multi-node job reserves the launching agent's share of its GPUs;
+    // its other hosts are the sweep's to keep free (docs/multi-gpu.md).
+    const auto nodes = static_cast<int64_t>(hosts->size());
+    schedulable.gpus = (job.gpus + nodes - 1) / nodes;
+  }
   schedulable.uses_gpus = job.document.value("device", "cpu").starts_with("cuda");
   schedulable.node_exclusive = settings.node_exclusive;
   schedulable.pinned = settings.pinned;

@@ -1,6 +1,7 @@
 #include "agent/worker/device.hpp"
 
 #include <chrono>
+#include <utility>
 
 #ifdef TORCHSWEEP_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -36,7 +37,40 @@ class HostStepClock final : public StepClock {
   Clock::time_point epoch_start_, step_start_;
 };
 
+class HostIntervalTimer final : public IntervalTimer {
+ public:
+  void begin() override { start_ = Clock::now(); }
+  void end() override { seconds_.push_back(seconds_between(start_, Clock::now())); }
+  std::vector<double> take() override { return std::exchange(seconds_, {}); }
+
+ private:
+  Clock::time_point start_;
+  std::vector<double> seconds_;
+};
+
 #ifdef TORCHSWEEP_WITH_CUDA
+using EventPair = std::pair<at::cuda::CUDAEvent, at::cuda::CUDAEvent>;
+
+double event_seconds(EventPair& events) { return events.first.elapsed_time(events.second) / 1000.0; }
+
+class CudaIntervalTimer final : public IntervalTimer {
+ public:
+  void begin() override {
+    events_.emplace_back(at::cuda::CUDAEvent(cudaEventDefault), at::cuda::CUDAEvent(cudaEventDefault));
+    events_.back().first.record();
+  }
+  void end() override { events_.back().second.record(); }
+  std::vector<double> take() override {
+    std::vector<double> seconds;
+    for (auto& events : events_) seconds.push_back(event_seconds(events));
+    events_.clear();
+    return seconds;
+  }
+
+ private:
+  std::vector<EventPair> events_;
+};
+
 class CudaStepClock final : public StepClock {
  public:
   explicit CudaStepClock(torch::Device device) : device_(device) {}
@@ -54,14 +88,14 @@ class CudaStepClock final : public StepClock {
     synchronize(device_);
     EpochTimes times;
     times.seconds = seconds_between(epoch_start_, Clock::now());
-    for (auto& [start, end] : events_) times.step_seconds.push_back(start.elapsed_time(end) / 1000.0);
+    for (auto& events : events_) times.step_seconds.push_back(event_seconds(events));
     return times;
   }
   std::string name() const override { return "cuda_events"; }
 
  private:
   torch::Device device_;
-  std::vector<std::pair<at::cuda::CUDAEvent, at::cuda::CUDAEvent>> events_;
+  std::vector<EventPair> events_;
   Clock::time_point epoch_start_;
 };
 #endif
@@ -98,6 +132,14 @@ std::unique_ptr<StepClock> make_step_clock(const torch::Device& device) {
 #endif
   (void)device;
   return std::make_unique<HostStepClock>();
+}
+
+std::unique_ptr<IntervalTimer> make_interval_timer(const torch::Device& device) {
+#ifdef TORCHSWEEP_WITH_CUDA
+  if (device.is_cuda()) return std::make_unique<CudaIntervalTimer>();
+#endif
+  (void)device;
+  return std::make_unique<HostIntervalTimer>();
 }
 
 nlohmann::json gpu_context() {

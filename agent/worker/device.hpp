@@ -45,6 +45,20 @@ class StepClock {
 
 std::unique_ptr<StepClock> make_step_clock(const torch::Device& device);
 
+// Durations of marked intervals on the device's timeline: the host clock on
+// CPU, an event pair on the current stream on CUDA (no synchronisation).
+class IntervalTimer {
+ public:
+  virtual ~IntervalTimer() = default;
+  virtual void begin() = 0;
+  virtual void end() = 0;
+  // The intervals ended since the last call; on CUDA the device must have
+  // been synchronised since.
+  virtual std::vector<double> take() = 0;
+};
+
+std::unique_ptr<IntervalTimer> make_interval_timer(const torch::Device& device);
+
 // Wall time of `work`, with the device synchronised before and after.
 template <class Work>
 double synchronized_seconds(const torch::Device& device, Work&& work) {

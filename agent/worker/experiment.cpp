@@ -2,9 +2,13 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
+#include <numeric>
 #include <optional>
+#include <set>
 
 #include "agent/worker/device.hpp"
+#include "agent/worker/distributed/module_state.hpp"
 #include "agent/worker/environment.hpp"
 #include "agent/worker/forward_path.hpp"
 #include "agent/worker/fusion_observer.hpp"
@@ -33,124 +37,127 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Job& job, const st
       params, torch::optim::SGDOptions(job.lr).momentum(job.momentum).weight_decay(job.weight_decay));
 }
 
-// Everything built from the job for one mode; a fallback builds it anew from
-// the same seed so eager starts from the same weights compiled did.
-class Experiment {
- public:
-  Experiment(const Job& job, torch::Device device, PrecisionPlan plan, Mode mode, const CaptureFunction& capture)
-      : job_(job), device_(device), plan_(plan), mode_(mode), clock_(make_step_clock(device)) {
-    torch::manual_seed(static_cast<uint64_t>(job.seed));
-    model_ = find_model(job.model).build(job.model_config);
-    model_.module->to(device);
-    model_.module->train(job.task == Task::train);
-    data_ = std::make_unique<SyntheticData>(job.batch_size, model_.sample_shape, model_.num_classes, job.data_batches,
-                                            job.seed + 1, device);
-    if (job.task == Task::train) optimizer_ = make_optimizer(job, model_.module->parameters());
-    if (plan.loss_scaling) scaler_.emplace(device);
-    if (mode == Mode::compiled) {
-      enable_fusers();
-      capture_seconds_ = synchronized_seconds(device_, [&] { path_ = capture(model_, data_->peek().inputs, plan_); });
-    } else {
-      path_ = make_eager_path(model_, plan_);
+}  // namespace
+
+Experiment::Experiment(const Job& job, torch::Device device, PrecisionPlan plan, Mode mode,
+                       const CaptureFunction& capture, const DataParallel* parallel)
+    : job_(job), device_(device), plan_(plan), mode_(mode), parallel_(parallel), clock_(make_step_clock(device)) {
+  torch::manual_seed(static_cast<uint64_t>(job.seed));
+  model_ = find_model(job.model).build(job.model_config);
+  model_.module->to(device);
+  model_.module->train(job.task == Task::train);
+  if (parallel) {
+    auto state = model_.module->parameters();
+    for (const auto& buffer : model_.module->buffers()) state.push_back(buffer);
+    broadcast_tensors(state, parallel->collective, 0);
+  }
+  const int rank = parallel ? parallel->world.rank() : 0;
+  data_ = std::make_unique<SyntheticData>(job.batch_size, model_.sample_shape, model_.num_classes, job.data_batches,
+                                          rank_data_seed(job.seed, rank), device);
+  if (job.task == Task::train) {
+    optimizer_ = make_optimizer(job, model_.module->parameters());
+    if (parallel) {
+      reducer_ = std::make_unique<GradientReducer>(model_.module->parameters(), parallel->collective, parallel->reducer,
+                                                   device);
     }
   }
-
-  // Warm-up iterations; the first one is also timed alone, and in compiled
-  // mode the fused kernels are observed during the last one.
-  void warm_up(TimingReport& timing, std::optional<FusionReport>& fusion) {
-    timing.warmup_iterations = job_.warmup;
-    timing.warmup_seconds = synchronized_seconds(device_, [&] {
-      for (int64_t i = 0; i < job_.warmup; ++i) {
-        const bool observe = mode_ == Mode::compiled && i == job_.warmup - 1;
-        std::optional<FusionObserver> observer;
-        if (observe) observer.emplace();
-        if (i == 0) {
-          timing.first_iteration_seconds = synchronized_seconds(device_, [&] { step(data_->next()); });
-        } else {
-          step(data_->next());
-        }
-        if (observe) fusion = observer->report();
-      }
-    });
+  if (plan.loss_scaling) scaler_.emplace(device);
+  if (mode == Mode::compiled) {
+    enable_fusers();
+    capture_seconds_ = synchronized_seconds(device_, [&] { path_ = capture(model_, data_->peek().inputs, plan_); });
+  } else {
+    path_ = make_eager_path(model_, plan_);
   }
+}
 
-  void run_timed_epochs(TimingReport& timing, LossReport& loss, MemoryReport& memory) {
-    MemoryProbe probe(device_);
-    probe.begin();
-    timing.iterations_per_epoch = job_.iters;
-    ProgressFile progress;
-    for (int64_t epoch = 0; epoch < job_.epochs; ++epoch) {
-      clock_->begin_epoch();
-      const Batch* batch = nullptr;
-      torch::Tensor output;
-      for (int64_t i = 0; i < job_.iters; ++i) {
-        batch = &data_->next();
-        clock_->begin_step();
-        output = step(*batch);
-        clock_->end_step();
-      }
-      auto times = clock_->end_epoch();
-      timing.epoch_seconds.push_back(times.seconds);
-      timing.step_seconds.push_back(std::move(times.step_seconds));
-      loss.epoch_final.push_back(loss_value(output, *batch));
-      progress.epoch_finished(epoch + 1, job_.epochs, timing.epoch_seconds.back());
-    }
-    memory = probe.end();
-    timing.clock = clock_->name();
-    loss.first_step = first_loss_;
-  }
+Experiment::~Experiment() = default;
 
-  std::optional<double> capture_seconds() const { return capture_seconds_; }
-  std::string compiler() const { return path_->compiler(); }
-  int64_t parameters() const { return count_parameters(*model_.module); }
-  std::optional<LossScalingReport> loss_scaling() const {
-    return scaler_ ? std::optional(scaler_->report()) : std::nullopt;
-  }
-
- private:
-  // One training or inference step. Returns the loss (train) or the logits
-  // (infer); the loss of the very first step is remembered.
-  torch::Tensor step(const Batch& batch) {
-    torch::Tensor output;
-    if (job_.task == Task::train) {
-      optimizer_->zero_grad(/*set_to_none=*/true);
-      auto loss = torch::nn::functional::cross_entropy(path_->forward(batch.inputs).to(torch::kFloat), batch.targets);
-      if (scaler_) {
-        scaler_->scale(loss).backward();
-        scaler_->step(*optimizer_);
+void Experiment::warm_up(TimingReport& timing, std::optional<FusionReport>& fusion) {
+  timing.warmup_iterations = job_.warmup;
+  timing.warmup_seconds = synchronized_seconds(device_, [&] {
+    for (int64_t i = 0; i < job_.warmup; ++i) {
+      const bool observe = mode_ == Mode::compiled && i == job_.warmup - 1;
+      std::optional<FusionObserver> observer;
+      if (observe) observer.emplace();
+      if (i == 0) {
+        timing.first_iteration_seconds = synchronized_seconds(device_, [&] { step(data_->next()); });
       } else {
-        loss.backward();
-        optimizer_->step();
+        step(data_->next());
       }
-      output = loss.detach();
-    } else {
-      torch::NoGradGuard no_grad;
-      output = path_->forward(batch.inputs);
+      if (observe) fusion = observer->report();
     }
-    if (!first_loss_) first_loss_ = loss_value(output, batch);
-    return output;
-  }
+  });
+}
 
-  std::optional<double> loss_value(const torch::Tensor& output, const Batch& batch) const {
-    if (!output.defined()) return std::nullopt;
-    if (job_.task == Task::train) return output.item<double>();
+void Experiment::run_timed_epochs(TimingReport& timing, LossReport& loss, MemoryReport& memory) {
+  if (reducer_) reducer_->take_statistics();  // the warm-up's, dropped
+  MemoryProbe probe(device_);
+  probe.begin();
+  timing.iterations_per_epoch = job_.iters;
+  std::optional<ProgressFile> progress;  // rank 0 speaks for the job
+  if (!parallel_ || parallel_->world.rank() == 0) progress.emplace();
+  for (int64_t epoch = 0; epoch < job_.epochs; ++epoch) {
+    clock_->begin_epoch();
+    const Batch* batch = nullptr;
+    torch::Tensor output;
+    for (int64_t i = 0; i < job_.iters; ++i) {
+      batch = &data_->next();
+      clock_->begin_step();
+      output = step(*batch);
+      clock_->end_step();
+    }
+    auto times = clock_->end_epoch();
+    if (reducer_) reducer_->collect_timings();
+    timing.epoch_seconds.push_back(times.seconds);
+    timing.step_seconds.push_back(std::move(times.step_seconds));
+    loss.epoch_final.push_back(loss_value(output, *batch));
+    if (progress) progress->epoch_finished(epoch + 1, job_.epochs, timing.epoch_seconds.back());
+  }
+  memory = probe.end();
+  if (reducer_) timed_reduction_ = reducer_->take_statistics();
+  timing.clock = clock_->name();
+  loss.first_step = first_loss_;
+}
+
+int64_t Experiment::parameters() const { return count_parameters(*model_.module); }
+
+std::optional<LossScalingReport> Experiment::loss_scaling() const {
+  return scaler_ ? std::optional(scaler_->report()) : std::nullopt;
+}
+
+// One training or inference step. Returns the loss (train) or the logits
+// (infer); the loss of the very first step is remembered.
+torch::Tensor Experiment::step(const Batch& batch) {
+  torch::Tensor output;
+  if (job_.task == Task::train) {
+    optimizer_->zero_grad(/*set_to_none=*/true);
+    auto loss = torch::nn::functional::cross_entropy(path_->forward(batch.inputs).to(torch::kFloat), batch.targets);
+    if (scaler_) {
+      scaler_->scale(loss).backward();
+      if (reducer_) reducer_->finish();
+      scaler_->step(*optimizer_);
+    } else {
+      loss.backward();
+      if (reducer_) reducer_->finish();
+      optimizer_->step();
+    }
+    output = loss.detach();
+  } else {
     torch::NoGradGuard no_grad;
-    return torch::nn::functional::cross_entropy(output.to(torch::kFloat), batch.targets).item<double>();
+    output = path_->forward(batch.inputs);
   }
+  if (!first_loss_) first_loss_ = loss_value(output, batch);
+  return output;
+}
 
-  const Job& job_;
-  torch::Device device_;
-  PrecisionPlan plan_;
-  Mode mode_;
-  std::unique_ptr<StepClock> clock_;
-  Model model_;
-  std::unique_ptr<DataSource> data_;
-  std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  std::optional<LossScaler> scaler_;
-  std::unique_ptr<ForwardPath> path_;
-  std::optional<double> capture_seconds_;
-  std::optional<double> first_loss_;
-};
+std::optional<double> Experiment::loss_value(const torch::Tensor& output, const Batch& batch) const {
+  if (!output.defined()) return std::nullopt;
+  if (job_.task == Task::train) return output.item<double>();
+  torch::NoGradGuard no_grad;
+  return torch::nn::functional::cross_entropy(output.to(torch::kFloat), batch.targets).item<double>();
+}
+
+namespace {
 
 void configure_threads(const Job& job) {
   if (job.interop_threads > 0 && static_cast<int64_t>(at::get_num_interop_threads()) != job.interop_threads) {
@@ -177,9 +184,70 @@ void add_observations(Result& result) {
   }
 }
 
+// The device of this rank: with several ranks on a node, local rank i takes
+// the i-th GPU the agent made visible.
+std::string rank_device(const std::string& spec, const MpiWorld* world) {
+  if (world == nullptr || !spec.starts_with("cuda")) return spec;
+  return "cuda:" + std::to_string(world->local_rank());
+}
+
+// Every rank's part of the report; rank 0 gets all of it. Running statistics
+// (BatchNorm) stay per rank during training, as with DistributedDataParallel
+// without SyncBatchNorm; rank 0's are adopted at the end so the replicas
+// finish identical.
+DistributedReport report_data_parallel(Experiment& experiment, const DataParallel& parallel, const Job& job,
+                                       const TimingReport& timing, const MemoryReport& memory,
+                                       const torch::Device& device) {
+  const auto& world = parallel.world;
+  DistributedReport report;
+  report.backend = parallel.collective.backend();
+  report.ranks = world.size();
+  report.overlap = job.overlap;
+  report.bucket_bytes = parallel.reducer.bucket_bytes;
+  const auto checksums = world.all_gather(checksum(experiment.module().parameters()));
+  report.replicas_identical =
+      std::all_of(checksums.begin(), checksums.end(), [&](uint64_t value) { return value == checksums.front(); });
+  broadcast_tensors(experiment.module().buffers(), parallel.collective, 0);
+
+  RankReport mine;
+  mine.rank = world.rank();
+  mine.host = world.host();
+  mine.device = device.str();
+  mine.step_seconds = timing.step_seconds;
+  mine.median_step_seconds = timing.median_step_seconds;
+  double step_total = 0;
+  for (const auto& epoch : timing.step_seconds) step_total = std::accumulate(epoch.begin(), epoch.end(), step_total);
+  if (const auto reduction = experiment.timed_reduction()) {
+    mine.all_reduce_seconds = reduction->all_reduce_seconds;
+    mine.exposed_communication_seconds =
+        std::accumulate(reduction->exposed_seconds.begin(), reduction->exposed_seconds.end(), 0.0);
+    report.all_reduces = reduction->all_reduces;
+    report.all_reduce_seconds = reduction->all_reduce_seconds;
+    if (reduction->all_reduce_seconds > 0) {
+      const double n = static_cast<double>(world.size());
+      report.algorithm_bandwidth_gbps = static_cast<double>(reduction->bytes) / reduction->all_reduce_seconds / 1e9;
+      report.bus_bandwidth_gbps = *report.algorithm_bandwidth_gbps * 2.0 * (n - 1.0) / n;
+    }
+  }
+  mine.compute_seconds = step_total - mine.exposed_communication_seconds;
+  mine.peak_memory_bytes = memory.peak_allocated_bytes ? memory.peak_allocated_bytes : memory.peak_rss_bytes;
+  report.communication_fraction = step_total > 0 ? mine.exposed_communication_seconds / step_total : 0.0;
+  if (const auto* reducer = experiment.reducer()) {
+    report.buckets = reducer->bucket_count();
+    report.gradient_bytes = reducer->gradient_bytes();
+  }
+  std::set<std::string> hosts;
+  for (const auto& rank : world.gather(to_json(mine), 0)) {
+    report.per_rank.push_back(rank_report_from_json(rank));
+    hosts.insert(report.per_rank.back().host);
+  }
+  report.nodes = std::max<int64_t>(1, static_cast<int64_t>(hosts.size()));
+  return report;
+}
+
 }  // namespace
 
-Result run_experiment(const Job& job, const CaptureFunction& capture) {
+Result run_experiment(const Job& job, const MpiWorld* world, const CaptureFunction& capture) {
   Result result;
   result.job = job;
   result.started_at = utc_timestamp();
@@ -191,13 +259,24 @@ Result run_experiment(const Job& job, const CaptureFunction& capture) {
   }
   try {
     configure_threads(job);
-    if (job.gpus > 1) {
-      throw Unsupported("gpus = " + std::to_string(job.gpus) +
-                        ": multi-rank jobs are launched by the agent "
-                        "under mpirun; a single worker process runs one rank");
+    const int ranks = world ? world->size() : 1;
+    if (job.gpus != ranks) {
+      throw Unsupported("gpus = " + std::to_string(job.gpus) + " but " + std::to_string(ranks) +
+                        " rank(s) were started: multi-rank jobs run under mpirun -np " + std::to_string(job.gpus) +
+                        ", which the agent does for them (docs/multi-gpu.md)");
     }
-    const auto device = resolve_device(job.device);
+    const auto device = resolve_device(rank_device(job.device, world));
     const auto plan = plan_precision(job.precision, device);
+    // Everything above fails alike on every rank; from here on a rank that
+    // fails may leave the others inside a collective.
+    std::unique_ptr<Collective> collective;
+    std::optional<DataParallel> parallel;
+    if (world) {
+      collective = make_collective(*world, device);
+      parallel.emplace(DataParallel{*world, *collective,
+                                    ReducerOptions{static_cast<int64_t>(job.bucket_mb * 1024 * 1024), job.overlap}});
+      result.ranks_diverged = world->size() > 1;
+    }
 
     ExecutionReport execution;
     execution.task = job.task;
@@ -210,7 +289,7 @@ Result run_experiment(const Job& job, const CaptureFunction& capture) {
       timing = TimingReport{};
       execution.fusion.reset();
       experiment.reset();
-      experiment.emplace(job, device, plan, mode, capture);
+      experiment.emplace(job, device, plan, mode, capture, parallel ? &*parallel : nullptr);
       experiment->warm_up(timing, execution.fusion);
       execution.mode = mode;
     };
@@ -233,7 +312,8 @@ Result run_experiment(const Job& job, const CaptureFunction& capture) {
     LossReport loss;
     MemoryReport memory;
     experiment->run_timed_epochs(timing, loss, memory);
-    summarize_timing(timing, job.batch_size, job.task);
+    summarize_timing(timing, job.batch_size * ranks, job.task);
+    if (parallel) execution.distributed = report_data_parallel(*experiment, *parallel, job, timing, memory, device);
     execution.compiler = experiment->compiler();
     execution.capture_seconds = experiment->capture_seconds();
     execution.loss_scaling = experiment->loss_scaling();
@@ -244,6 +324,7 @@ Result run_experiment(const Job& job, const CaptureFunction& capture) {
     result.memory = memory;
     add_observations(result);
     result.status = Status::ok;
+    result.ranks_diverged = false;
   } catch (const InvalidInput&) {
     throw;
   } catch (const Unsupported& error) {

@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 #include "agent/worker/models/registry.hpp"
@@ -38,6 +39,12 @@ int64_t cores_available() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+int64_t default_threads() {
+  const char* local_ranks = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const int64_t ranks = local_ranks != nullptr ? std::max(1, std::atoi(local_ranks)) : 1;
+  return std::max<int64_t>(1, cores_available() / ranks);
+}
+
 Job parse_job(const nlohmann::json& document) {
   static const schema::Validator validator("job.schema.json");
   validator.validate(document);
@@ -67,6 +74,9 @@ Job parse_job(const nlohmann::json& document) {
   read_optional(document, "momentum", job.momentum);
   read_optional(document, "weight_decay", job.weight_decay);
   read_optional(document, "gpus", job.gpus);
+  read_optional(document, "bucket_mb", job.bucket_mb);
+  read_optional(document, "overlap", job.overlap);
+  read_optional(document, "hosts", job.hosts);
   read_optional(document, "labels", job.labels);
 
   for (const char* knob : {"backend", "compile_mode", "dynamic", "fullgraph"}) {
@@ -89,7 +99,7 @@ Job parse_job(const nlohmann::json& document) {
   } else {
     job.iters = std::max<int64_t>(1, job.dataset_size.value_or(default_dataset_size) / job.batch_size);
   }
-  if (job.threads == 0) job.threads = cores_available();
+  if (job.threads == 0) job.threads = default_threads();
   return job;
 }
 
@@ -115,7 +125,10 @@ nlohmann::json to_json(const Job& job) {
                      {"lr", job.lr},
                      {"momentum", job.momentum},
                      {"weight_decay", job.weight_decay},
-                     {"gpus", job.gpus}};
+                     {"gpus", job.gpus},
+                     {"bucket_mb", job.bucket_mb},
+                     {"overlap", job.overlap}};
+  if (!job.hosts.empty()) out["hosts"] = job.hosts;
   if (job.job_id) out["job_id"] = *job.job_id;
   if (job.sweep) out["sweep"] = *job.sweep;
   if (job.dataset_size) out["dataset_size"] = *job.dataset_size;

@@ -49,7 +49,10 @@ struct Job {
   double lr = 0.01;
   double momentum = 0.9;
   double weight_decay = 0.0;
-  int64_t gpus = 1;
+  int64_t gpus = 1;                // data-parallel ranks: GPUs, or CPU ranks on a CPU device
+  double bucket_mb = 25;           // gradient bucket size of multi-rank training, in MiB
+  bool overlap = true;             // all-reduce buckets while backward runs
+  std::vector<std::string> hosts;  // multi-node jobs: mpirun --host entries (read by the agent)
   std::optional<double> timeout_s;
   std::map<std::string, std::string> labels;
   // Knobs given that the model does not read; reported as result warnings.
@@ -68,5 +71,9 @@ nlohmann::json to_json(const Job& job);
 
 // Cores this process may run on (sched_getaffinity), at least 1.
 int64_t cores_available();
+
+// The default intra-op thread count: the cores available, shared evenly by
+// the ranks mpirun started on this node (OMPI_COMM_WORLD_LOCAL_SIZE).
+int64_t default_threads();
 
 }  // namespace ts::worker

@@ -3,10 +3,12 @@
 // Phases: parse the command line, validate the job, run it, write the result.
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "agent/worker/cli_options.hpp"
 #include "agent/worker/compat.hpp"
 #include "agent/worker/device.hpp"
+#include "agent/worker/distributed/mpi_world.hpp"
 #include "agent/worker/experiment.hpp"
 #include "agent/worker/job.hpp"
 #include "agent/worker/models/registry.hpp"
@@ -28,18 +30,28 @@ void list_models() {
 }
 
 int run(const ts::worker::WorkerCommand& command) {
+  // Under mpirun every rank runs this; rank 0 writes the job's result.
+  std::optional<ts::worker::MpiWorld> world;
+  if (ts::worker::MpiWorld::launched_by_mpirun()) world.emplace();
   const auto job = ts::worker::parse_job(command.job);
   ts::log::info("running {} {} {} {} batch {} on {}", job.model, nlohmann::json(job.task).get<std::string>(),
                 nlohmann::json(job.mode).get<std::string>(), nlohmann::json(job.precision).get<std::string>(),
                 job.batch_size, job.device);
-  const auto result = ts::worker::run_experiment(job);
-  auto document = ts::worker::to_json(result);
-  // Our own output crosses a boundary too: a result that breaks its schema
-  // is a bug, reported as such rather than handed to the store.
-  static const ts::schema::Validator result_schema("result.schema.json");
-  result_schema.validate(document);
-  ts::json_io::write_atomically(command.out, document);
-  return result.status == ts::worker::Status::ok ? ts::exit_code::ok : ts::exit_code::run_failed;
+  const auto result = ts::worker::run_experiment(job, world ? &*world : nullptr);
+  const int code = result.status == ts::worker::Status::ok ? ts::exit_code::ok : ts::exit_code::run_failed;
+  if (!world || world->rank() == 0) {
+    auto document = ts::worker::to_json(result);
+    // Our own output crosses a boundary too: a result that breaks its schema
+    // is a bug, reported as such rather than handed to the store.
+    static const ts::schema::Validator result_schema("result.schema.json");
+    result_schema.validate(document);
+    ts::json_io::write_atomically(command.out, document);
+  }
+  if (result.ranks_diverged) {
+    ts::log::error("rank {} failed while the ranks were communicating; ending every rank", world->rank());
+    world->abort(code);
+  }
+  return code;
 }
 
 }  // namespace

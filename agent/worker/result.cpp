@@ -18,6 +18,25 @@ nlohmann::json finite_or_null(const std::optional<double>& value) {
   return value && std::isfinite(*value) ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
+nlohmann::json to_json(const DistributedReport& d) {
+  nlohmann::json per_rank = nlohmann::json::array();
+  for (const auto& rank : d.per_rank) per_rank.push_back(to_json(rank));
+  return {{"backend", d.backend},
+          {"ranks", d.ranks},
+          {"nodes", d.nodes},
+          {"overlap", d.overlap},
+          {"bucket_bytes", d.bucket_bytes},
+          {"buckets", d.buckets},
+          {"gradient_bytes", d.gradient_bytes},
+          {"all_reduces", d.all_reduces},
+          {"all_reduce_seconds", d.all_reduce_seconds},
+          {"algorithm_bandwidth_gbps", optional_json(d.algorithm_bandwidth_gbps)},
+          {"bus_bandwidth_gbps", optional_json(d.bus_bandwidth_gbps)},
+          {"communication_fraction", d.communication_fraction},
+          {"replicas_identical", d.replicas_identical},
+          {"per_rank", per_rank}};
+}
+
 nlohmann::json to_json(const ExecutionReport& e) {
   nlohmann::json out{{"task", e.task},
                      {"mode", e.mode},
@@ -36,6 +55,7 @@ nlohmann::json to_json(const ExecutionReport& e) {
                                                         {"final_scale", e.loss_scaling->final_scale},
                                                         {"skipped_steps", e.loss_scaling->skipped_steps}}
                                        : nlohmann::json(nullptr);
+  out["distributed"] = e.distributed ? to_json(*e.distributed) : nlohmann::json(nullptr);
   return out;
 }
 
@@ -69,14 +89,40 @@ nlohmann::json to_json(const MemoryReport& m) {
 
 }  // namespace
 
-void summarize_timing(TimingReport& t, int64_t batch_size, Task task) {
+nlohmann::json to_json(const RankReport& r) {
+  return {{"rank", r.rank},
+          {"host", r.host},
+          {"device", r.device},
+          {"step_seconds", r.step_seconds},
+          {"median_step_seconds", r.median_step_seconds},
+          {"all_reduce_seconds", r.all_reduce_seconds},
+          {"exposed_communication_seconds", r.exposed_communication_seconds},
+          {"compute_seconds", r.compute_seconds},
+          {"peak_memory_bytes", optional_json(r.peak_memory_bytes)}};
+}
+
+RankReport rank_report_from_json(const nlohmann::json& d) {
+  RankReport r;
+  r.rank = d.at("rank").get<int64_t>();
+  r.host = d.at("host").get<std::string>();
+  r.device = d.at("device").get<std::string>();
+  r.step_seconds = d.at("step_seconds").get<std::vector<std::vector<double>>>();
+  r.median_step_seconds = d.at("median_step_seconds").get<double>();
+  r.all_reduce_seconds = d.at("all_reduce_seconds").get<double>();
+  r.exposed_communication_seconds = d.at("exposed_communication_seconds").get<double>();
+  r.compute_seconds = d.at("compute_seconds").get<double>();
+  if (!d.at("peak_memory_bytes").is_null()) r.peak_memory_bytes = d.at("peak_memory_bytes").get<int64_t>();
+  return r;
+}
+
+void summarize_timing(TimingReport& t, int64_t samples_per_step, Task task) {
   std::vector<double> steps;
   for (const auto& epoch : t.step_seconds) steps.insert(steps.end(), epoch.begin(), epoch.end());
   const auto s = stats::summarize(steps);
   t.median_epoch_seconds = stats::median(t.epoch_seconds);
   t.median_step_seconds = s.median;
   t.samples_per_second = t.median_epoch_seconds > 0
-                             ? static_cast<double>(batch_size * t.iterations_per_epoch) / t.median_epoch_seconds
+                             ? static_cast<double>(samples_per_step * t.iterations_per_epoch) / t.median_epoch_seconds
                              : 0.0;
   t.step_cv = s.cv;
   t.step_iqr_over_median = s.median > 0 ? s.iqr / s.median : 0.0;

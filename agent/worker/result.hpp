@@ -26,6 +26,33 @@ struct LossScalingReport {
   int64_t skipped_steps = 0;
 };
 
+// One rank of a multi-rank job, as it reports itself to rank 0.
+struct RankReport {
+  int64_t rank = 0;
+  std::string host, device;
+  std::vector<std::vector<double>> step_seconds;  // per timed epoch
+  double median_step_seconds = 0;
+  double all_reduce_seconds = 0;             // all-reduces in flight, summed over the timed steps
+  double exposed_communication_seconds = 0;  // waiting for them after backward, summed
+  double compute_seconds = 0;                // the timed steps less the exposed communication
+  std::optional<int64_t> peak_memory_bytes;
+};
+
+// How a multi-rank job trained (docs/multi-gpu.md).
+struct DistributedReport {
+  std::string backend;  // mpi or nccl
+  int64_t ranks = 1, nodes = 1;
+  bool overlap = true;
+  int64_t bucket_bytes = 0, buckets = 0, gradient_bytes = 0;
+  // Rank 0's all-reduces over the timed steps (absent for inference).
+  int64_t all_reduces = 0;
+  double all_reduce_seconds = 0;
+  std::optional<double> algorithm_bandwidth_gbps, bus_bandwidth_gbps;
+  double communication_fraction = 0;  // rank 0: exposed communication / timed step time
+  bool replicas_identical = false;    // parameter and buffer checksums equal on every rank at the end
+  std::vector<RankReport> per_rank;
+};
+
 struct ExecutionReport {
   Task task = Task::train;
   Mode mode = Mode::eager;  // what actually ran
@@ -38,6 +65,7 @@ struct ExecutionReport {
   std::optional<LossScalingReport> loss_scaling;
   std::string device;
   int64_t model_parameters = 0;
+  std::optional<DistributedReport> distributed;
 };
 
 struct TimingReport {
@@ -62,8 +90,12 @@ struct TimingReport {
 // (the threshold torch.utils.benchmark warns at).
 inline constexpr double noisy_iqr_over_median = 0.10;
 
-// Fills the derived fields of `timing` from its raw epoch and step times.
-void summarize_timing(TimingReport& timing, int64_t batch_size, Task task);
+// Fills the derived fields of `timing` from its raw epoch and step times;
+// `samples_per_step` is the batch size times the data-parallel ranks.
+void summarize_timing(TimingReport& timing, int64_t samples_per_step, Task task);
+
+nlohmann::json to_json(const RankReport& report);
+RankReport rank_report_from_json(const nlohmann::json& document);
 
 struct MemoryReport {
   std::string source;  // "rss" or "cuda_allocator"
@@ -87,6 +119,9 @@ struct Result {
   nlohmann::json context = nlohmann::json::object();
   std::vector<std::string> warnings;
   std::string started_at, finished_at;
+  // Not part of the document: a rank failed after the ranks began to
+  // communicate, so the others may be stuck in a collective.
+  bool ranks_diverged = false;
 };
 
 nlohmann::json to_json(const Result& result);

@@ -314,6 +314,10 @@ Table query(Database& database, const QueryOptions& options) {
     epoch_metric = index_of("epoch_time");
     memory_metric = index_of("peak_memory");
   }
+  // Scaling efficiency: each group against the same configuration on one rank.
+  const auto ranks_key = std::find(group_names.begin(), group_names.end(), "gpus") - group_names.begin();
+  const bool scaling = !compare_axis && options.baseline.empty() && ranks_key < std::ssize(group_names);
+  const std::size_t throughput_metric = scaling ? index_of("samples_per_s") : 0;
 
   Grouping grouping;
   if (compare_axis) {
@@ -393,6 +397,21 @@ Table query(Database& database, const QueryOptions& options) {
     table.columns.push_back("p_value");
     table.columns.push_back("verdict");
   }
+  // The one-rank group of each configuration, keyed by its other axes.
+  std::map<std::vector<nlohmann::json>, const Group*> one_rank;
+  bool several_ranks = false;
+  if (scaling) {
+    for (const auto& group : grouping.groups) {
+      auto others = group.key;
+      others.erase(others.begin() + ranks_key);
+      if (group.key[static_cast<std::size_t>(ranks_key)] == 1) one_rank[others] = &group;
+      several_ranks = several_ranks || group.key[static_cast<std::size_t>(ranks_key)] != 1;
+    }
+    if (several_ranks) {
+      for (const char* column : {"scaling_efficiency", "scaling_efficiency_low", "scaling_efficiency_high"})
+        table.columns.push_back(column);
+    }
+  }
   for (const auto& group : grouping.groups) {
     const auto& current = group.samples[0];
     const auto& base = group.samples[1];
@@ -426,6 +445,23 @@ Table query(Database& database, const QueryOptions& options) {
         if (test.p_value < options.regression_alpha && worse > options.regression_threshold) verdict = "regressed";
         if (test.p_value < options.regression_alpha && worse < -options.regression_threshold) verdict = "improved";
         row.insert(row.end(), {test.p_value, verdict});
+      }
+    }
+    if (scaling && several_ranks) {
+      // Throughput at N ranks / (N x throughput at 1), with the interval
+      // of the ratio of the two medians.
+      auto others = group.key;
+      others.erase(others.begin() + ranks_key);
+      const auto single = one_rank.find(others);
+      const auto& ranks = group.key[static_cast<std::size_t>(ranks_key)];
+      if (single != one_rank.end() && ranks.is_number_integer() && !current[throughput_metric].empty() &&
+          !single->second->samples[0][throughput_metric].empty()) {
+        const double n = ranks.get<double>();
+        const auto ratio = stats::ratio_of_medians(current[throughput_metric],
+                                                   single->second->samples[0][throughput_metric], bootstrap);
+        row.insert(row.end(), {ratio.estimate / n, ratio.low / n, ratio.high / n});
+      } else {
+        row.insert(row.end(), {nullptr, nullptr, nullptr});
       }
     }
     table.rows.push_back(std::move(row));

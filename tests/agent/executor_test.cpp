@@ -6,7 +6,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
+#include "agent/rank_launch.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/synthetic_result.hpp"
 #include "tests/support/temp_directory.hpp"
@@ -216,6 +218,92 @@ TEST_F(Executor, RunsTheRealWorker) {
                             {"iters", 2}});
   EXPECT_EQ(outcome.kind, Kind::completed) << outcome.reason << outcome.stderr_tail;
   EXPECT_EQ(outcome.result->at("job").at("job_id"), "real-1");
+}
+// The ranks mpirun started for a job run in `directory`, by rank: the
+// processes whose command line names the directory and whose environment
+// carries an Open MPI rank.
+std::map<int, pid_t> ranks_running_in(const std::filesystem::path& directory) {
+  std::map<int, pid_t> ranks;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const auto name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline, environment;
+    std::getline(std::ifstream(entry.path() / "cmdline"), cmdline, '\x01');
+    std::getline(std::ifstream(entry.path() / "environ"), environment, '\x01');
+    if (cmdline.find(directory.string()) == std::string::npos || cmdline.starts_with("mpirun")) continue;
+    const auto at = environment.find("OMPI_COMM_WORLD_RANK=");
+    if (at == std::string::npos) continue;
+    ranks[std::atoi(environment.c_str() + at + 21)] = static_cast<pid_t>(std::stol(name));
+  }
+  return ranks;
+}
+
+class MultiRank : public Executor {
+ protected:
+  nlohmann::json job(int64_t epochs) {
+    return {{"schema_version", 1}, {"job_id", "ranks-1"}, {"model", "mlp"}, {"batch_size", 8},
+            {"input_size", 16},    {"width", 16},         {"depth", 1},     {"num_classes", 4},
+            {"epochs", epochs},    {"warmup", 1},         {"iters", 20},    {"gpus", 2}};
+  }
+  ExecutionRequest multi_rank_request(int64_t epochs, std::chrono::milliseconds timeout) {
+    auto request = this->request(TS_WORKER_BINARY, timeout, job(epochs));
+    request.launcher = mpirun_command(request.job, RankLaunchSettings{}, {"TORCHSWEEP_PROGRESS_FILE"});
+    request.on_progress = [this](const nlohmann::json& line) { progress_.push_back(line); };
+    return request;
+  }
+  // Runs a long job until its first epoch is reported, calls `act`, then
+  // runs it to its end.
+  ExecutionOutcome run_and_interrupt(ExecutionRequest request, const std::function<void()>& act) {
+    boost::asio::io_context io;
+    ExecutionOutcome outcome;
+    boost::asio::co_spawn(io, execute(std::move(request)),
+                          [&](std::exception_ptr, ExecutionOutcome result) { outcome = std::move(result); });
+    EXPECT_TRUE(testing::wait_for(
+        [&] {
+          io.poll();
+          return !progress_.empty();
+        },
+        60s));
+    act();
+    io.run();
+    return outcome;
+  }
+  std::vector<nlohmann::json> progress_;
+};
+
+TEST_F(MultiRank, RanksStartUnderMpirunAndRankZeroSpeaksForTheJob) {
+  const auto outcome = run(multi_rank_request(3, 120s));
+  ASSERT_EQ(outcome.kind, Kind::completed) << outcome.reason << outcome.stderr_tail;
+  const auto& distributed = outcome.result->at("execution").at("distributed");
+  EXPECT_EQ(distributed.at("ranks"), 2);
+  EXPECT_EQ(distributed.at("backend"), "mpi");
+  EXPECT_EQ(distributed.at("per_rank").size(), 2u);
+  EXPECT_TRUE(distributed.at("replicas_identical").get<bool>());
+  EXPECT_EQ(progress_.size(), 3u) << "one progress line per epoch, from rank 0 only";
+}
+
+TEST_F(MultiRank, ADeadRankFailsTheJobWithItsReasonLongBeforeTheTimeout) {
+  const auto outcome = run_and_interrupt(multi_rank_request(100000, 300s), [&] {
+    const auto ranks = ranks_running_in(directory_ / "work");
+    ASSERT_TRUE(ranks.contains(1)) << "rank 1 not found";
+    ::kill(ranks.at(1), SIGKILL);
+  });
+  EXPECT_EQ(outcome.kind, Kind::crashed) << outcome.reason;
+  EXPECT_NE(outcome.reason.find("rank 1"), std::string::npos) << outcome.reason;
+  EXPECT_LT(outcome.seconds, 60.0);
+  EXPECT_TRUE(testing::wait_for([&] { return ranks_running_in(directory_ / "work").empty(); }, 5s));
+}
+
+TEST_F(MultiRank, CancellingKillsEveryRank) {
+  auto request = multi_rank_request(100000, 300s);
+  const auto cancel = request.cancel_requested;
+  const auto outcome = run_and_interrupt(std::move(request), [&] {
+    EXPECT_EQ(ranks_running_in(directory_ / "work").size(), 2u);
+    *cancel = true;
+  });
+  EXPECT_EQ(outcome.kind, Kind::cancelled) << outcome.reason;
+  EXPECT_TRUE(testing::wait_for([&] { return ranks_running_in(directory_ / "work").empty(); }, 5s))
+      << "a rank survived the cancellation";
 }
 #endif
 

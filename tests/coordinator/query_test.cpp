@@ -206,6 +206,45 @@ TEST_F(QueryStore, BaselineFlagsOnlyTheRegressionBeyondNoise) {
   EXPECT_EQ(row(run(options), {{"model", "resnet50"}, {"mode", "compiled"}})[verdict], "improved");
 }
 
+TEST_F(QueryStore, ScalingEfficiencyComparesEachRankCountWithOneRank) {
+  std::vector<JobRecord> jobs;
+  std::vector<nlohmann::json> results;
+  int ordinal = 0;
+  // Global throughput 1x, 1.8x and 3x the one-rank figure: efficiency 1, 0.9, 0.75.
+  for (const auto& [ranks, speedup] : std::vector<std::pair<int64_t, double>>{{1, 1.0}, {2, 1.8}, {4, 3.0}}) {
+    for (int run = 0; run < 6; ++run) {
+      const auto job_id = "scaling/" + std::to_string(ordinal);
+      jobs.push_back({job_id, ordinal++, "mlp" + std::to_string(ranks), run, "libtorch", ranks, {}, 3});
+      SyntheticResult r;
+      r.job_id = job_id;
+      r.model = "mlp";
+      r.gpus = ranks;
+      const double t = static_cast<double>(ranks) / speedup * (1.0 + 0.01 * run);
+      r.epoch_seconds = {t, t, t};
+      results.push_back(make_result(r));
+    }
+  }
+  store_.add_sweep({"scaling", "scaling", nlohmann::json::object(), {}, "test", 0, "2026-11-30T00:00:00.000Z"}, jobs);
+  store_.ingest_results(results, "agent");
+
+  QueryOptions options;
+  options.filter.sweeps = {"scaling"};
+  const auto table = run(options);
+  const auto efficiency = column(table, "scaling_efficiency");
+  EXPECT_NEAR(row(table, {{"gpus", 1}})[efficiency].get<double>(), 1.0, 1e-9);
+  EXPECT_NEAR(row(table, {{"gpus", 2}})[efficiency].get<double>(), 0.9, 1e-9);
+  const auto four = row(table, {{"gpus", 4}});
+  EXPECT_NEAR(four[efficiency].get<double>(), 0.75, 1e-9);
+  EXPECT_LE(four[efficiency + 1].get<double>(), 0.75);
+  EXPECT_GE(four[efficiency + 2].get<double>(), 0.75);
+  EXPECT_NE(render(table, Format::table).find("scaling_efficiency [95% CI]"), std::string::npos);
+
+  // Without several rank counts there is nothing to scale: no column.
+  options.filter.sweeps = {"night-1"};
+  const auto single = run(options);
+  EXPECT_EQ(std::find(single.columns.begin(), single.columns.end(), "scaling_efficiency"), single.columns.end());
+}
+
 TEST_F(QueryStore, ExportIsOneFlatRowPerResult) {
   ResultFilter filter;
   filter.sweeps = {"night-1"};

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cmath>
 #include <map>
 #include <set>
 #include <thread>
@@ -155,7 +156,12 @@ node_exclusive: false
 )");
   // A job needing more GPUs than any node has stays queued.
   submit("name: too-big\naxes: {gpus: [5]}\nfixed: {model: mlp, batch_size: 8, device: cuda}\n");
+  // Across two nodes: this agent reserves its share, 4 of the 8 GPUs.
+  submit(
+      "name: two-nodes\naxes: {gpus: [8]}\nfixed: {model: mlp, batch_size: 8, device: cuda, hosts: [gpu-a:4, "
+      "gpu-b:4]}\n");
   const bool done = sweep_ends("done", 60s, 0);
+  const bool two_nodes_done = wait_for([&] { return jobs_in("done", 2) == 1; }, 30s);
   const auto too_big_queued = jobs_in("queued", 1);
   boost::asio::post(io, [&] {
     node_a.stop();
@@ -165,11 +171,12 @@ node_exclusive: false
   network.join();
   ASSERT_TRUE(done) << status().dump();
   EXPECT_EQ(too_big_queued, 1);
+  EXPECT_TRUE(two_nodes_done);
   for (const auto* node : {&node_a, &node_b}) {
     EXPECT_EQ(node->stats().gpu_conflicts, 0u);
     EXPECT_LE(node->stats().max_gpus_in_use, 4u);
   }
-  EXPECT_EQ(node_a.stats().completed + node_b.stats().completed, 16u);
+  EXPECT_EQ(node_a.stats().completed + node_b.stats().completed, 17u);
   // Not node-exclusive: small jobs shared a node at least once.
   EXPECT_GT(std::max(node_a.stats().max_jobs_at_once, node_b.stats().max_jobs_at_once), 1u);
 }
@@ -263,6 +270,29 @@ fixed: {model: mlp, batch_size: 8, input_size: 16, width: 32, depth: 1, epochs: 
   for (const auto& row : rows) {
     EXPECT_EQ(row.at("status"), "ok");
     EXPECT_EQ(row.at("runner"), "libtorch");
+  }
+}
+
+TEST_F(Sweeps, RunTrainsOnSeveralCpuRanksAndShowsScaling) {
+  const auto file = write_file("ranks.yaml", R"(
+name: tiny-ranks
+axes: {gpus: [1, 2]}
+fixed: {model: mlp, batch_size: 8, input_size: 16, width: 32, depth: 1, epochs: 2, warmup: 2, iters: 3}
+repeats: 2
+)");
+  const auto finished =
+      torchsweep({"run", file.string(), "--db", db().string(), "--work-dir", (directory_ / "w").string()});
+  ASSERT_EQ(finished.exit_code, 0) << finished.err << finished.out;
+  EXPECT_NE(finished.out.find("scaling_efficiency [95% CI]"), std::string::npos) << finished.out;
+  const auto rows = results();
+  ASSERT_EQ(rows.size(), 4u);
+  for (const auto& row : rows) EXPECT_EQ(row.at("status"), "ok");
+  const auto query = torchsweep({"query", "--db", db().string(), "--format", "json"});
+  ASSERT_EQ(query.exit_code, 0) << query.err;
+  for (const auto& row : nlohmann::json::parse(query.out)) {
+    EXPECT_EQ(row.at("runs"), 2);
+    const auto efficiency = row.at("scaling_efficiency").get<double>();
+    EXPECT_TRUE(row.at("gpus") == 2 ? efficiency > 0.0 : std::abs(efficiency - 1.0) < 1e-9) << row.dump();
   }
 }
 

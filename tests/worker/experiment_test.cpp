@@ -135,7 +135,8 @@ const CaptureFunction failing_capture = [](Model&, const torch::Tensor&,
 };
 
 TEST(Experiment, CaptureFailureFailsVisiblyWithoutFallback) {
-  const auto result = run_experiment(parse_job(with(testing::tiny_mlp(), {{"mode", "compiled"}})), failing_capture);
+  const auto result =
+      run_experiment(parse_job(with(testing::tiny_mlp(), {{"mode", "compiled"}})), nullptr, failing_capture);
   EXPECT_EQ(result.status, Status::failed);
   EXPECT_NE(result.error->find("tracer cannot handle this model"), std::string::npos);
   expect_valid_document(result);
@@ -143,7 +144,7 @@ TEST(Experiment, CaptureFailureFailsVisiblyWithoutFallback) {
 
 TEST(Experiment, FallbackToEagerIsRecorded) {
   const auto job = parse_job(with(testing::tiny_mlp(), {{"mode", "compiled"}, {"fallback", "eager"}}));
-  const auto result = run_experiment(job, failing_capture);
+  const auto result = run_experiment(job, nullptr, failing_capture);
   ASSERT_EQ(result.status, Status::ok);
   EXPECT_EQ(result.execution->mode, Mode::eager);
   EXPECT_EQ(result.execution->compiler, "none");

@@ -1,0 +1,37 @@
+#include "agent/rank_launch.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace ts::agent {
+
+bool needs_rank_launch(const nlohmann::json& job) { return job.value("gpus", int64_t{1}) > 1 || job.contains("hosts"); }
+
+std::vector<std::string> mpirun_command(const nlohmann::json& job, const RankLaunchSettings& settings,
+                                        const std::vector<std::string>& forwarded) {
+  const auto ranks = job.value("gpus", int64_t{1});
+  const bool on_gpus = job.value("device", std::string("cpu")).starts_with("cuda");
+  std::vector<std::string> command{settings.mpirun, "-np", std::to_string(ranks)};
+  if (::geteuid() == 0) command.emplace_back("--allow-run-as-root");
+  // The worker sizes its thread pool itself (cores / local ranks); Open
+  // MPI's default binding would pin each rank to one core.
+  command.insert(command.end(), {"--bind-to", "none"});
+  // CPU ranks may outnumber cores (tests on small machines); GPU ranks must
+  // not outnumber the slots, one per GPU.
+  if (!on_gpus) command.emplace_back("--oversubscribe");
+  if (!job.contains("hosts") && std::getenv("SLURM_JOB_ID") == nullptr) {
+    // One node: shared memory between ranks; TCP would only look for
+    // interfaces to reach other nodes.
+    command.insert(command.end(), {"--mca", "btl", "self,sm"});
+  }
+  if (job.contains("hosts")) {
+    std::string hosts;
+    for (const auto& host : job.at("hosts")) hosts += (hosts.empty() ? "" : ",") + host.get<std::string>();
+    command.insert(command.end(), {"--host", hosts});
+  }
+  for (const auto& name : forwarded) command.insert(command.end(), {"-x", name});
+  return command;
+}
+
+}  // namespace ts::agent
