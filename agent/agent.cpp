@@ -13,6 +13,7 @@
 #include "shared/json_io.hpp"
 #include "shared/log.hpp"
 #include "shared/version.hpp"
+#include "shared/wire/dial.hpp"
 #include "shared/wire/handshake.hpp"
 #include "shared/wire/protocol.hpp"
 
@@ -85,15 +86,12 @@ void Agent::stop() {
 
 asio::awaitable<void> Agent::run() {
   auto backoff = options_.initial_backoff;
-  asio::ip::tcp::resolver resolver(io_);
   while (!stopped_ && !refused_) {
     try {
-      const auto endpoints = co_await resolver.async_resolve(options_.coordinator.host,
-                                                             std::to_string(options_.coordinator.port), use_awaitable);
-      asio::ip::tcp::socket socket(io_);
-      co_await asio::async_connect(socket, endpoints, use_awaitable);
-      backoff = options_.initial_backoff;
-      co_await session(std::move(socket));
+      auto connection = co_await wire::dial(options_.coordinator, options_.tls.get(), std::chrono::seconds(10));
+      // Only a session the coordinator welcomed resets the backoff: one
+      // refused at its TLS or hello stage must not be retried in a loop.
+      co_await session(std::move(connection), [&] { backoff = options_.initial_backoff; });
     } catch (const std::exception& error) {
       if (!stopped_) log::warn("coordinator {}: {}", options_.coordinator.text(), error.what());
     }
@@ -107,10 +105,8 @@ asio::awaitable<void> Agent::run() {
   }
 }
 
-asio::awaitable<void> Agent::session(asio::ip::tcp::socket socket) {
-  auto connection = std::make_shared<wire::Connection>(std::move(socket));
+asio::awaitable<void> Agent::session(std::shared_ptr<wire::Connection> connection, std::function<void()> on_welcome) {
   connection_ = connection;  // so that stop() reaches it during the handshake
-  connection->start();
   nlohmann::json hello{{"role", "agent"},
                        {"name", options_.name},
                        {"version", std::string(version::number())},
@@ -130,6 +126,7 @@ asio::awaitable<void> Agent::session(asio::ip::tcp::socket socket) {
   const auto interval =
       std::chrono::milliseconds(static_cast<int64_t>(welcome.at("heartbeat_interval_s").get<double>() * 1000.0));
   log::info("connected to coordinator {} as {}", connection->peer(), options_.name);
+  on_welcome();
   // Outcomes the previous coordinator session never acknowledged.
   for (const auto& [file, outcome] : unacknowledged_) connection->send(outcome);
   asio::co_spawn(io_, heartbeats(connection, interval), asio::detached);

@@ -17,6 +17,7 @@
 #include "agent/rank_launch.hpp"
 #include "shared/wire/connection.hpp"
 #include "shared/wire/endpoint.hpp"
+#include "shared/wire/tls.hpp"
 
 namespace ts::agent {
 
@@ -34,6 +35,8 @@ struct AgentOptions {
   bool keep_job_directories = false;     // those of failed jobs are always kept
   std::optional<std::string> token;      // the coordinator's shared token (docs/security.md)
   RankLaunchSettings rank_launch;        // how multi-rank jobs are started (mpirun)
+  // TLS to the coordinator, verified against a CA file (docs/security.md).
+  std::shared_ptr<wire::ssl::context> tls;
   std::chrono::milliseconds initial_backoff{200};
   std::chrono::milliseconds max_backoff{5000};
 };
@@ -56,7 +59,7 @@ class Agent {
   };
 
   asio::awaitable<void> run();
-  asio::awaitable<void> session(asio::ip::tcp::socket socket);
+  asio::awaitable<void> session(std::shared_ptr<wire::Connection> connection, std::function<void()> on_welcome);
   asio::awaitable<void> heartbeats(std::shared_ptr<wire::Connection> connection, std::chrono::milliseconds interval);
   void on_message(const std::string& type, const nlohmann::json& message);
   void accept(const nlohmann::json& assign);

@@ -9,6 +9,7 @@
 #include "shared/version.hpp"
 #include "shared/wire/authentication.hpp"
 #include "shared/wire/connection.hpp"
+#include "shared/wire/dial.hpp"
 #include "shared/wire/handshake.hpp"
 #include "shared/wire/protocol.hpp"
 
@@ -17,18 +18,13 @@ namespace ts::cli {
 namespace asio = boost::asio;
 
 nlohmann::json request(const wire::Endpoint& coordinator, const nlohmann::json& message,
-                       const std::optional<std::string>& token, std::chrono::milliseconds timeout) {
+                       const std::optional<std::string>& token, wire::ssl::context* tls,
+                       std::chrono::milliseconds timeout) {
   asio::io_context io;
   nlohmann::json reply;
   std::exception_ptr failure;
   auto exchange = [&]() -> asio::awaitable<void> {
-    asio::ip::tcp::resolver resolver(io);
-    const auto endpoints =
-        co_await resolver.async_resolve(coordinator.host, std::to_string(coordinator.port), asio::use_awaitable);
-    asio::ip::tcp::socket socket(io);
-    co_await asio::async_connect(socket, endpoints, asio::use_awaitable);
-    auto connection = std::make_shared<wire::Connection>(std::move(socket));
-    connection->start();
+    auto connection = co_await wire::dial(coordinator, tls, timeout);
     // A fatal error is a refusal of this peer (exit 4); any other, of the request (exit 2).
     const auto check = [&](const nlohmann::json& answer) {
       if (wire::validate_message(answer) != "error") return;
@@ -45,7 +41,12 @@ nlohmann::json request(const wire::Endpoint& coordinator, const nlohmann::json& 
     check(reply);
     connection->stop();
   };
-  asio::co_spawn(io, exchange(), [&](std::exception_ptr error) { failure = error; });
+  // The exchange is all there is to do: when it ends, however it ends, so
+  // does the io_context (a connection's idle writer would keep it running).
+  asio::co_spawn(io, exchange(), [&](std::exception_ptr error) {
+    failure = error;
+    io.stop();
+  });
   io.run();
   if (failure) {
     try {
@@ -63,11 +64,23 @@ void add_client_options(CLI::App* command, ClientSettings& settings) {
   command->add_option("--coordinator", settings.coordinator, "coordinator HOST:PORT")->capture_default_str();
   command->add_option("--token-file", settings.token_file,
                       "file holding the shared token (default: $TORCHSWEEP_TOKEN; docs/security.md)");
+  add_tls_ca_option(command, settings.tls_ca);
+}
+
+void add_tls_ca_option(CLI::App* command, std::string& ca_file) {
+  command->add_option("--tls-ca", ca_file,
+                      "connect over TLS, trusting the coordinator's certificate if this CA file signed it "
+                      "(docs/security.md)");
+}
+
+std::shared_ptr<wire::ssl::context> client_tls(const std::string& ca_file) {
+  return ca_file.empty() ? nullptr : wire::client_tls_context(ca_file, "--tls-ca");
 }
 
 nlohmann::json request(const ClientSettings& settings, const nlohmann::json& message) {
+  const auto tls = client_tls(settings.tls_ca);
   return request(wire::parse_endpoint(settings.coordinator, "--coordinator"), message,
-                 wire::load_token(settings.token_file));
+                 wire::load_token(settings.token_file), tls.get());
 }
 
 std::string submitter_name() {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "shared/wire/endpoint.hpp"
+#include "shared/wire/tls.hpp"
 
 namespace ts::cli {
 
@@ -15,7 +16,7 @@ namespace ts::cli {
 // coordinator refused the request, std::runtime_error if it could not be
 // reached or did not answer within `timeout`.
 nlohmann::json request(const wire::Endpoint& coordinator, const nlohmann::json& request,
-                       const std::optional<std::string>& token,
+                       const std::optional<std::string>& token, wire::ssl::context* tls = nullptr,
                        std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
 // The options every client command shares: where the coordinator is, and
@@ -23,9 +24,15 @@ nlohmann::json request(const wire::Endpoint& coordinator, const nlohmann::json& 
 struct ClientSettings {
   std::string coordinator = "127.0.0.1:7000";
   std::string token_file;
+  std::string tls_ca;  // empty: plain TCP
 };
 void add_client_options(CLI::App* command, ClientSettings& settings);
 nlohmann::json request(const ClientSettings& settings, const nlohmann::json& message);
+
+// --tls-ca FILE, shared by clients and agents, and the context it makes
+// (null without one).
+void add_tls_ca_option(CLI::App* command, std::string& ca_file);
+std::shared_ptr<wire::ssl::context> client_tls(const std::string& ca_file);
 
 // USER@HOST, recorded as a sweep's submitter.
 std::string submitter_name();

@@ -2,6 +2,7 @@
 
 #include "agent/agent.hpp"
 #include "cli/commands.hpp"
+#include "cli/client.hpp"
 #include "cli/key_value.hpp"
 #include "cli/shutdown.hpp"
 #include "shared/errors.hpp"
@@ -15,7 +16,7 @@ Command add_agent_command(CLI::App& app) {
     std::string coordinator = "127.0.0.1:7000";
     std::string name;
     std::vector<std::string> labels, runners;
-    std::string work_dir, token_file, mpirun = "mpirun";
+    std::string work_dir, token_file, tls_ca, mpirun = "mpirun";
     bool keep_job_dirs = false;
   };
   auto settings = std::make_shared<Settings>();
@@ -26,6 +27,7 @@ Command add_agent_command(CLI::App& app) {
                       "NAME=PATH: an executable honouring the worker contract (repeatable)");
   command->add_option("--token-file", settings->token_file,
                       "file holding the coordinator's shared token (default: $TORCHSWEEP_TOKEN; docs/security.md)");
+  add_tls_ca_option(command, settings->tls_ca);
   command->add_option("--work-dir", settings->work_dir,
                       "job directories and the spool of undelivered results (default: $TMPDIR/torchsweep-agent-NAME)");
   command
@@ -41,6 +43,7 @@ Command add_agent_command(CLI::App& app) {
     options.token = wire::load_token(settings->token_file);
     options.keep_job_directories = settings->keep_job_dirs;
     options.rank_launch.mpirun = settings->mpirun;
+    options.tls = client_tls(settings->tls_ca);
     for (const auto& label : settings->labels) add_key_value(options.labels, label, "--label");
     for (const auto& runner : settings->runners) add_key_value(options.runners, runner, "--runner");
     boost::asio::io_context io;

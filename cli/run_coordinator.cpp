@@ -17,7 +17,7 @@ Command add_coordinator_command(CLI::App& app) {
     std::string db = "torchsweep.db";
     double heartbeat_s = 2.0;
     double reattach_grace_s = 10.0;
-    std::string token_file;
+    std::string token_file, tls_cert, tls_key;
   };
   auto settings = std::make_shared<Settings>();
   command->add_option("--listen", settings->listen, "HOST:PORT to listen on (PORT 0: any free port)")
@@ -30,6 +30,12 @@ Command add_coordinator_command(CLI::App& app) {
   command->add_option("--token-file", settings->token_file,
                       "file holding the shared token peers must prove (default: $TORCHSWEEP_TOKEN; without one, "
                       "loopback only)");
+  auto* cert = command->add_option("--tls-cert", settings->tls_cert,
+                                   "serve TLS with this PEM certificate (chain) file; needs --tls-key "
+                                   "(docs/security.md)");
+  auto* key = command->add_option("--tls-key", settings->tls_key, "the PEM private key of --tls-cert");
+  cert->needs(key);
+  key->needs(cert);
   command
       ->add_option("--reattach-grace-s", settings->reattach_grace_s,
                    "how long a running job waits for its lost agent to come back before it is queued again")
@@ -41,6 +47,9 @@ Command add_coordinator_command(CLI::App& app) {
     options.listen = wire::parse_endpoint(settings->listen, "--listen");
     options.heartbeat_interval = std::chrono::milliseconds(static_cast<int64_t>(settings->heartbeat_s * 1000.0));
     options.token = wire::load_token(settings->token_file);
+    if (!settings->tls_cert.empty()) {
+      options.tls = wire::server_tls_context(settings->tls_cert, settings->tls_key, "--tls-cert");
+    }
     options.reattach_grace = std::chrono::milliseconds(static_cast<int64_t>(settings->reattach_grace_s * 1000.0));
     store::Store store(settings->db);
     coordinator::Coordinator server(io, options, store);

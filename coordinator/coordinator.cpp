@@ -375,7 +375,19 @@ asio::awaitable<void> Coordinator::accept_loop() {
 }
 
 asio::awaitable<void> Coordinator::serve(asio::ip::tcp::socket socket) {
-  auto connection = std::make_shared<wire::Connection>(std::move(socket), options_.limits);
+  std::shared_ptr<wire::Connection> connection;
+  if (options_.tls) {
+    const auto peer = wire::peer_address(socket);
+    try {
+      connection = std::make_shared<wire::Connection>(
+          co_await wire::tls_accept(std::move(socket), *options_.tls, options_.handshake_timeout), options_.limits);
+    } catch (const std::exception& error) {
+      log::warn("{}: refused: no TLS handshake: {}", peer, error.what());
+      co_return;
+    }
+  } else {
+    connection = std::make_shared<wire::Connection>(std::move(socket), options_.limits);
+  }
   connections_.insert(connection);
   connection->start();
   try {

@@ -38,6 +38,9 @@ struct CoordinatorOptions {
   // The shared token every peer must prove it holds (docs/security.md).
   // Without one the coordinator only listens on a loopback address.
   std::optional<std::string> token;
+  // TLS on every connection when set (docs/security.md); peers that do not
+  // complete a TLS handshake within handshake_timeout are dropped.
+  std::shared_ptr<wire::ssl::context> tls;
 };
 
 // What happened to a job, for observers such as `torchsweep run`.

@@ -8,24 +8,62 @@ namespace ts::wire {
 
 using asio::use_awaitable;
 
+namespace {
+
+// Reads or writes all of `buffer` on whichever stream the connection has.
+template <class Buffer>
+asio::awaitable<std::size_t> read_all(Connection::Stream& stream, Buffer buffer) {
+  return std::visit([&](auto& s) { return asio::async_read(s, buffer, use_awaitable); }, stream);
+}
+template <class Buffer>
+asio::awaitable<std::size_t> write_all(Connection::Stream& stream, Buffer buffer) {
+  return std::visit([&](auto& s) { return asio::async_write(s, buffer, use_awaitable); }, stream);
+}
+
+}  // namespace
+
 Connection::Connection(asio::ip::tcp::socket socket, ConnectionLimits limits)
-    : socket_(std::move(socket)), wake_writer_(socket_.get_executor()), limits_(limits) {
+    : Connection(Stream(std::move(socket)), limits) {}
+
+Connection::Connection(TlsStream stream, ConnectionLimits limits)
+    : Connection(Stream(std::in_place_type<TlsStream>, std::move(stream)), limits) {}
+
+Connection::Connection(Stream stream, ConnectionLimits limits)
+    : stream_(std::move(stream)),
+      wake_writer_(socket().get_executor()),
+      limits_(limits),
+      peer_(peer_address(socket())) {
   wake_writer_.expires_at(asio::steady_timer::time_point::max());
+}
+
+std::string peer_address(const asio::ip::tcp::socket& socket) {
   boost::system::error_code error;
-  const auto remote = socket_.remote_endpoint(error);
-  peer_ = error ? "unknown" : remote.address().to_string() + ":" + std::to_string(remote.port());
+  const auto remote = socket.remote_endpoint(error);
+  return error ? "unknown" : remote.address().to_string() + ":" + std::to_string(remote.port());
+}
+
+asio::ip::tcp::socket& Connection::socket() {
+  return std::visit(
+      [](auto& s) -> asio::ip::tcp::socket& {
+        if constexpr (std::is_same_v<std::decay_t<decltype(s)>, TlsStream>) {
+          return s.next_layer();
+        } else {
+          return s;
+        }
+      },
+      stream_);
 }
 
 void Connection::start() {
   asio::co_spawn(
-      socket_.get_executor(), [self = shared_from_this()] { return self->write_loop(); }, asio::detached);
+      socket().get_executor(), [self = shared_from_this()] { return self->write_loop(); }, asio::detached);
 }
 
 asio::awaitable<nlohmann::json> Connection::receive() {
   FrameHeader header{};
-  co_await asio::async_read(socket_, asio::buffer(header), use_awaitable);
+  co_await read_all(stream_, asio::buffer(header));
   std::string payload(payload_length(header, limits_.max_frame_bytes), '\0');
-  co_await asio::async_read(socket_, asio::buffer(payload), use_awaitable);
+  co_await read_all(stream_, asio::buffer(payload));
   co_return decode_payload(payload);
 }
 
@@ -52,8 +90,8 @@ void Connection::stop() {
   if (stopped_) return;
   stopped_ = true;
   boost::system::error_code ignored;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  socket_.close(ignored);
+  socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket().close(ignored);
   wake_writer_.cancel();
 }
 
@@ -66,7 +104,7 @@ asio::awaitable<void> Connection::write_loop() {
         co_await wake_writer_.async_wait(asio::redirect_error(use_awaitable, woken));
         continue;
       }
-      co_await asio::async_write(socket_, asio::buffer(outbox_.front()), use_awaitable);
+      co_await write_all(stream_, asio::buffer(outbox_.front()));
       queued_bytes_ -= outbox_.front().size();
       outbox_.pop_front();
     }

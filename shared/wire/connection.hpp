@@ -1,15 +1,17 @@
 #pragma once
-// One framed-JSON TCP connection, after Boost.Asio's C++20 chat_server: the
-// reader is whoever awaits receive(); a single writer coroutine drains a
-// queue woken by a timer, so two writes are never in flight; stop() is
-// idempotent and wakes everything.
+// One framed-JSON connection over TCP, or TLS over TCP (tls.hpp), after
+// Boost.Asio's C++20 chat_server: the reader is whoever awaits receive(); a
+// single writer coroutine drains a queue woken by a timer, so two writes are
+// never in flight; stop() is idempotent and wakes everything.
 #include <boost/asio.hpp>
 #include <deque>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <variant>
 
 #include "shared/wire/frame.hpp"
+#include "shared/wire/tls.hpp"
 
 namespace ts::wire {
 
@@ -23,7 +25,11 @@ struct ConnectionLimits {
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
+  using Stream = std::variant<asio::ip::tcp::socket, TlsStream>;
+
   explicit Connection(asio::ip::tcp::socket socket, ConnectionLimits limits = {});
+  // After a finished TLS handshake (tls_accept or tls_connect).
+  explicit Connection(TlsStream stream, ConnectionLimits limits = {});
 
   // Starts the writer coroutine; call once.
   void start();
@@ -37,11 +43,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void stop();
   bool stopped() const noexcept { return stopped_; }
   const std::string& peer() const noexcept { return peer_; }
+  bool encrypted() const noexcept { return std::holds_alternative<TlsStream>(stream_); }
 
  private:
+  Connection(Stream stream, ConnectionLimits limits);
   asio::awaitable<void> write_loop();
+  asio::ip::tcp::socket& socket();  // under TLS too
 
-  asio::ip::tcp::socket socket_;
+  Stream stream_;
   asio::steady_timer wake_writer_;
   std::deque<std::string> outbox_;
   std::size_t queued_bytes_ = 0;
@@ -50,6 +59,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool closing_ = false;
   bool stopped_ = false;
 };
+
+// "ADDRESS:PORT" of the socket's peer, or "unknown".
+std::string peer_address(const asio::ip::tcp::socket& socket);
 
 // Reads and validates one message within `timeout`; throws on timeout
 // (boost::system::system_error with asio::error::timed_out) or bad input.

@@ -151,6 +151,81 @@ TEST_F(CoordinatorAndAgents, OnlyPeersWithTheTokenGetIn) {
   EXPECT_NE(log.find("127.0.0.1:"), std::string::npos);
 }
 
+// A CA, and a certificate it signed for 127.0.0.1 only, made with the
+// openssl command line the way docs/security.md tells operators to.
+struct TestCertificates {
+  std::filesystem::path ca, certificate, key;
+};
+
+TestCertificates make_certificates(const std::filesystem::path& directory, const std::string& name) {
+  const auto path = [&](const std::string& file) { return (directory / (name + "-" + file)).string(); };
+  { std::ofstream(path("ext.cnf")) << "subjectAltName=IP:127.0.0.1\n"; }
+  const std::vector<std::vector<std::string>> steps{
+      {"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+       path("ca.key"), "-out", path("ca.pem"), "-days", "1", "-subj", "/CN=" + name + " test CA"},
+      {"openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+       path("server.key"), "-out", path("server.csr"), "-subj", "/CN=torchsweep coordinator"},
+      {"openssl", "x509", "-req", "-in", path("server.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),
+       "-CAcreateserial", "-out", path("server.pem"), "-days", "1", "-extfile", path("ext.cnf")}};
+  for (const auto& step : steps) {
+    const auto made = testing::run_program(step);
+    EXPECT_EQ(made.exit_code, 0) << made.err;
+  }
+  return {path("ca.pem"), path("server.pem"), path("server.key")};
+}
+
+TEST_F(CoordinatorAndAgents, TlsAdmitsOnlyPeersThatVerifyTheCoordinator) {
+  const auto trusted = make_certificates(directory_, "trusted");
+  const auto rogue = make_certificates(directory_, "rogue");
+  const auto token = write_file("token", "correct horse battery staple 42");
+  start_coordinator(0, {"--token-file", token.string(), "--tls-cert", trusted.certificate.string(), "--tls-key",
+                        trusted.key.string()});
+  start_agent("over-tls", {"--token-file", token.string(), "--tls-ca", trusted.ca.string(), "--runner",
+                           "libtorch=" + fake_runner().string()});
+  start_agent("plain", {"--token-file", token.string()});
+  const std::vector<std::string> client{"--token-file", token.string(), "--tls-ca", trusted.ca.string()};
+  const auto status = [&](const std::string& coordinator, const std::vector<std::string>& options) {
+    std::vector<std::string> args{"status", "--json", "--coordinator", coordinator};
+    args.insert(args.end(), options.begin(), options.end());
+    return torchsweep(args);
+  };
+  ASSERT_TRUE(wait_for(
+      [&] {
+        const auto reply = status(endpoint(), client);
+        return reply.exit_code == 0 && nlohmann::json::parse(reply.out).at("agents").size() == 1;
+      },
+      15s));
+  // A sweep goes out and its results come back over TLS.
+  const auto sweep = write_file("sweep.yaml", "name: over-tls\naxes: {batch_size: [1, 2, 3]}\nfixed: {model: mlp}\n");
+  std::vector<std::string> submit{"submit", sweep.string(), "--coordinator", endpoint()};
+  submit.insert(submit.end(), client.begin(), client.end());
+  const auto submitted = torchsweep(submit);
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  EXPECT_TRUE(wait_for([&] { return results().size() == 3; }, 30s));
+  const auto agents = nlohmann::json::parse(status(endpoint(), client).out).at("agents");
+  ASSERT_EQ(agents.size(), 1u);  // the plain agent kept knocking all along
+  EXPECT_EQ(agents[0].at("name"), "over-tls");
+
+  // A plain client, one trusting another CA, and one that dialled a name
+  // the certificate does not carry all fail before saying anything.
+  const auto plain = status(endpoint(), {"--token-file", token.string()});
+  EXPECT_NE(plain.exit_code, 0);
+  const auto wrong_ca = status(endpoint(), {"--token-file", token.string(), "--tls-ca", rogue.ca.string()});
+  EXPECT_NE(wrong_ca.exit_code, 0);
+  EXPECT_NE(wrong_ca.err.find("certificate verify failed"), std::string::npos) << wrong_ca.err;
+  const auto wrong_name = status("localhost:" + std::to_string(port_), client);
+  EXPECT_NE(wrong_name.exit_code, 0);
+  EXPECT_NE(wrong_name.err.find("certificate verify failed"), std::string::npos) << wrong_name.err;
+  const auto log = testing::slurp(directory_ / "coordinator.log");
+  EXPECT_NE(log.find("refused: no TLS handshake"), std::string::npos) << log;
+
+  // A bad certificate file is a bad argument, named as such.
+  const auto bad = torchsweep({"coordinator", "--db", db().string(), "--token-file", token.string(), "--tls-cert",
+                               rogue.ca.string(), "--tls-key", trusted.key.string()});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--tls-cert"), std::string::npos) << bad.err;
+}
+
 TEST_F(CoordinatorAndAgents, WithoutATokenOnlyLoopbackIsAllowed) {
   const auto refused = torchsweep({"coordinator", "--listen", "0.0.0.0:0", "--db", db().string()});
   EXPECT_EQ(refused.exit_code, 2);
