@@ -231,14 +231,16 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
     co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
     forward_progress(progress_file, progress_offset, request.on_progress);
     if (*exited) break;
-    tree.observe();
+    // A plain runner's children share its process group; only a launcher
+    // (mpirun) puts them in groups of their own, worth a /proc scan.
+    if (!request.launcher.empty()) tree.observe();
     cancelled = *request.cancel_requested;
     timed_out = !cancelled && Clock::now() >= deadline;
     if (cancelled || timed_out) {
       tree.signal_all(SIGTERM);
       timer->expires_after(request.kill_grace);
       if (!*exited) co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
-      if (!*exited) tree.observe();
+      if (!*exited && !request.launcher.empty()) tree.observe();
       tree.signal_all(SIGKILL);
       break;
     }
