@@ -29,6 +29,8 @@ GradientReducer::GradientReducer(const std::vector<torch::Tensor>& parameters, C
 }
 
 GradientReducer::~GradientReducer() {
+  // An all-reduce still in flight (backward threw) owns its bucket's buffer;
+  // the other ranks complete it when they reach the same bucket.
   for (std::size_t slot = 0; slot < hooks_.size(); ++slot) slots_[slot].parameter.remove_hook(hooks_[slot]);
   for (auto& bucket : buckets_) {
     if (bucket.pending) bucket.pending->wait();
@@ -94,7 +96,6 @@ void GradientReducer::finish() {
   }
   next_bucket_ = 0;
   exposed_timer_->end();
-  ++statistics_.steps;
 }
 
 void GradientReducer::collect_timings() {

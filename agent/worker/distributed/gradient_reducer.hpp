@@ -26,7 +26,6 @@ struct ReducerOptions {
 
 // What the reducer did over the steps since the last take_statistics().
 struct ReducerStatistics {
-  int64_t steps = 0;
   int64_t all_reduces = 0;
   int64_t bytes = 0;                    // all-reduced, summed over all-reduces
   double all_reduce_seconds = 0;        // summed durations of the all-reduces

@@ -84,8 +84,6 @@ std::vector<uint64_t> MpiWorld::all_gather(uint64_t value) const {
   return values;
 }
 
-void MpiWorld::barrier() const { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
-
 void MpiWorld::abort(int code) const {
   MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);  // MPI_Abort does not return; this only satisfies [[noreturn]]

@@ -37,7 +37,6 @@ class MpiWorld {
   std::vector<nlohmann::json> gather(const nlohmann::json& value, int root) const;
   // Every rank's `value` in rank order, on every rank.
   std::vector<uint64_t> all_gather(uint64_t value) const;
-  void barrier() const;
   // Ends every rank of the job with `code`: a failed rank must not leave
   // the others waiting in a collective until the job's timeout.
   [[noreturn]] void abort(int code) const;
