@@ -204,7 +204,8 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
                      argv.front() + ": " + std::strerror(spawn_error);
     co_return outcome;
   }
-  ProcessTree tree(pid);
+  // mpirun puts its ranks in process groups of their own.
+  ProcessTree tree(pid, /*scan=*/!request.launcher.empty());
 
   // A reaper thread blocks in waitpid and wakes this coroutine by cancelling
   // its timer; between wake-ups (every poll_interval) progress is forwarded
@@ -231,16 +232,14 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
     co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
     forward_progress(progress_file, progress_offset, request.on_progress);
     if (*exited) break;
-    // A plain runner's children share its process group; only a launcher
-    // (mpirun) puts them in groups of their own, worth a /proc scan.
-    if (!request.launcher.empty()) tree.observe();
+    tree.observe();
     cancelled = *request.cancel_requested;
     timed_out = !cancelled && Clock::now() >= deadline;
     if (cancelled || timed_out) {
       tree.signal_all(SIGTERM);
       timer->expires_after(request.kill_grace);
       if (!*exited) co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
-      if (!*exited && !request.launcher.empty()) tree.observe();
+      if (!*exited) tree.observe();
       tree.signal_all(SIGKILL);
       break;
     }

@@ -41,6 +41,7 @@ std::optional<ProcessStat> read_stat(pid_t pid) {
 }  // namespace
 
 void ProcessTree::observe() {
+  if (!scan_) return;
   std::map<pid_t, ProcessStat> all;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {

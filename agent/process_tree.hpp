@@ -12,7 +12,10 @@ namespace ts::agent {
 
 class ProcessTree {
  public:
-  explicit ProcessTree(pid_t root) : root_(root) {}
+  // `scan`: whether descendants may leave the root's process group (a
+  // launcher such as mpirun); otherwise the group reaches them all and
+  // observe() skips the /proc scan.
+  ProcessTree(pid_t root, bool scan) : root_(root), scan_(scan) {}
   // Records the root's current descendants (found through /proc).
   void observe();
   // Sends `signal` to the root's process group and to every descendant seen
@@ -22,6 +25,7 @@ class ProcessTree {
 
  private:
   pid_t root_;
+  bool scan_;
   std::map<pid_t, uint64_t> seen_;  // pid -> start time in clock ticks since boot
 };
 

@@ -195,14 +195,13 @@ std::string rank_device(const std::string& spec, const MpiWorld* world) {
 // (BatchNorm) stay per rank during training, as with DistributedDataParallel
 // without SyncBatchNorm; rank 0's are adopted at the end so the replicas
 // finish identical.
-DistributedReport report_data_parallel(Experiment& experiment, const DataParallel& parallel, const Job& job,
-                                       const TimingReport& timing, const MemoryReport& memory,
-                                       const torch::Device& device) {
+DistributedReport report_data_parallel(Experiment& experiment, const DataParallel& parallel, const TimingReport& timing,
+                                       const MemoryReport& memory, const torch::Device& device) {
   const auto& world = parallel.world;
   DistributedReport report;
   report.backend = parallel.collective.backend();
   report.ranks = world.size();
-  report.overlap = job.overlap;
+  report.overlap = parallel.reducer.overlap;
   report.bucket_bytes = parallel.reducer.bucket_bytes;
   const auto checksums = world.all_gather(checksum(experiment.module().parameters()));
   report.replicas_identical =
@@ -313,7 +312,7 @@ Result run_experiment(const Job& job, const MpiWorld* world, const CaptureFuncti
     MemoryReport memory;
     experiment->run_timed_epochs(timing, loss, memory);
     summarize_timing(timing, job.batch_size * ranks, job.task);
-    if (parallel) execution.distributed = report_data_parallel(*experiment, *parallel, job, timing, memory, device);
+    if (parallel) execution.distributed = report_data_parallel(*experiment, *parallel, timing, memory, device);
     execution.compiler = experiment->compiler();
     execution.capture_seconds = experiment->capture_seconds();
     execution.loss_scaling = experiment->loss_scaling();

@@ -315,9 +315,14 @@ Table query(Database& database, const QueryOptions& options) {
     memory_metric = index_of("peak_memory");
   }
   // Scaling efficiency: each group against the same configuration on one rank.
-  const auto ranks_key = std::find(group_names.begin(), group_names.end(), "gpus") - group_names.begin();
-  const bool scaling = !compare_axis && options.baseline.empty() && ranks_key < std::ssize(group_names);
+  const auto ranks_at =
+      static_cast<std::size_t>(std::find(group_names.begin(), group_names.end(), "gpus") - group_names.begin());
+  const bool scaling = !compare_axis && options.baseline.empty() && ranks_at < group_names.size();
   const std::size_t throughput_metric = scaling ? index_of("samples_per_s") : 0;
+  const auto other_axes = [&](std::vector<nlohmann::json> key) {
+    key.erase(key.begin() + static_cast<std::ptrdiff_t>(ranks_at));
+    return key;
+  };
 
   Grouping grouping;
   if (compare_axis) {
@@ -402,10 +407,8 @@ Table query(Database& database, const QueryOptions& options) {
   bool several_ranks = false;
   if (scaling) {
     for (const auto& group : grouping.groups) {
-      auto others = group.key;
-      others.erase(others.begin() + ranks_key);
-      if (group.key[static_cast<std::size_t>(ranks_key)] == 1) one_rank[others] = &group;
-      several_ranks = several_ranks || group.key[static_cast<std::size_t>(ranks_key)] != 1;
+      if (group.key[ranks_at] == 1) one_rank[other_axes(group.key)] = &group;
+      several_ranks = several_ranks || group.key[ranks_at] != 1;
     }
     if (several_ranks) {
       for (const char* column : {"scaling_efficiency", "scaling_efficiency_low", "scaling_efficiency_high"})
@@ -450,10 +453,8 @@ Table query(Database& database, const QueryOptions& options) {
     if (scaling && several_ranks) {
       // Throughput at N ranks / (N x throughput at 1), with the interval
       // of the ratio of the two medians.
-      auto others = group.key;
-      others.erase(others.begin() + ranks_key);
-      const auto single = one_rank.find(others);
-      const auto& ranks = group.key[static_cast<std::size_t>(ranks_key)];
+      const auto single = one_rank.find(other_axes(group.key));
+      const auto& ranks = group.key[ranks_at];
       if (single != one_rank.end() && ranks.is_number_integer() && !current[throughput_metric].empty() &&
           !single->second->samples[0][throughput_metric].empty()) {
         const double n = ranks.get<double>();
