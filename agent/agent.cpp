@@ -8,10 +8,12 @@
 
 #include "agent/capabilities.hpp"
 #include "agent/executor.hpp"
+#include "agent/process_tree.hpp"
 #include "agent/rank_launch.hpp"
 #include "shared/errors.hpp"
 #include "shared/json_io.hpp"
 #include "shared/log.hpp"
+#include "shared/spawn_checked.hpp"
 #include "shared/version.hpp"
 #include "shared/wire/dial.hpp"
 #include "shared/wire/handshake.hpp"
@@ -49,7 +51,8 @@ std::optional<nlohmann::json> progress_fields(const nlohmann::json& line) {
 
 }  // namespace
 
-Agent::Agent(asio::io_context& io, AgentOptions options) : io_(io), options_(std::move(options)), backoff_timer_(io) {
+Agent::Agent(asio::io_context& io, AgentOptions options)
+    : io_(io), options_(std::move(options)), backoff_timer_(io), fence_timer_(io) {
   // The runners installed beside torchsweep, unless given otherwise.
   for (const auto& [name, file] :
        {std::pair{"libtorch", "torchsweep-worker"}, std::pair{"torch-compile", "torchsweep-torch-compile"}}) {
@@ -74,29 +77,50 @@ Agent::Agent(asio::io_context& io, AgentOptions options) : io_(io), options_(std
     }
   }
   if (!unacknowledged_.empty()) log::info("spool: {} outcomes wait for delivery", unacknowledged_.size());
+  kill_leftover_runners();
 }
 
-void Agent::start() { asio::co_spawn(io_, run(), asio::detached); }
+void Agent::kill_leftover_runners() {
+  const auto folder = options_.work_directory / "runners";
+  std::filesystem::create_directories(folder);
+  std::size_t killed = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    killed += ProcessTree::kill_recorded(entry.path());
+    std::filesystem::remove(entry.path());
+  }
+  if (killed > 0) log::warn("killed {} runner processes a previous life of this agent left running", killed);
+}
+
+void Agent::start() { asio::co_spawn(io_, run(), rethrow_from_run("the agent's connection loop")); }
 
 void Agent::stop() {
   stopped_ = true;
   backoff_timer_.cancel();
+  fence_timer_.cancel();
   if (connection_) connection_->stop();
 }
 
 asio::awaitable<void> Agent::run() {
   auto backoff = options_.initial_backoff;
   while (!stopped_ && !refused_) {
+    bool welcomed = false;
     try {
       auto connection = co_await wire::dial(options_.coordinator, options_.tls.get(), std::chrono::seconds(10));
       // Only a session the coordinator welcomed resets the backoff: one
       // refused at its TLS or hello stage must not be retried in a loop.
-      co_await session(std::move(connection), [&] { backoff = options_.initial_backoff; });
+      co_await session(std::move(connection), [&] {
+        backoff = options_.initial_backoff;
+        welcomed = true;
+      });
     } catch (const std::exception& error) {
       if (!stopped_) log::warn("coordinator {}: {}", options_.coordinator.text(), error.what());
     }
     if (refused_ && on_refused_) on_refused_();
     if (stopped_ || refused_) break;
+    if (welcomed && fence_after_ && !running_.empty()) {  // cut off just now: the clock starts
+      fence_timer_.expires_after(*fence_after_);
+      asio::co_spawn(io_, fence(), rethrow_from_run("the agent's fence"));
+    }
     log::info("reconnecting in {} ms", backoff.count());
     backoff_timer_.expires_after(backoff);
     boost::system::error_code ignored;
@@ -126,13 +150,20 @@ asio::awaitable<void> Agent::session(std::shared_ptr<wire::Connection> connectio
   const auto interval =
       std::chrono::milliseconds(static_cast<int64_t>(welcome.at("heartbeat_interval_s").get<double>() * 1000.0));
   log::info("connected to coordinator {} as {}", connection->peer(), options_.name);
+  connection->keep_alive(interval);
+  fence_timer_.cancel();
+  if (welcome.contains("reattach_grace_s")) {
+    fence_after_ =
+        std::chrono::milliseconds(static_cast<int64_t>(welcome.at("reattach_grace_s").get<double>() * 500.0));
+  }
   on_welcome();
   // Outcomes the previous coordinator session never acknowledged.
   for (const auto& [file, outcome] : unacknowledged_) connection->send(outcome);
-  asio::co_spawn(io_, heartbeats(connection, interval), asio::detached);
+  asio::co_spawn(io_, heartbeats(connection, interval), rethrow_from_run("the agent's heartbeats"));
   try {
     while (!connection->stopped()) {
-      const auto message = co_await connection->receive();
+      // The coordinator sends a heartbeat every interval: silence is a partition.
+      const auto message = co_await wire::receive_within(*connection, 3 * interval);
       on_message(wire::validate_message(message), message);
     }
   } catch (...) {
@@ -153,7 +184,19 @@ void Agent::on_message(const std::string& type, const nlohmann::json& message) {
     }
   } else if (type == "result_ack") {
     const auto file = spool_file(message.at("job_id"), message.at("attempt"));
-    if (unacknowledged_.erase(file) > 0) std::filesystem::remove(file);
+    if (unacknowledged_.erase(file) == 0) return;
+    if (message.value("superseded", false)) {
+      // The coordinator had given up on this attempt: kept, never stored.
+      const auto kept = file.parent_path() / "superseded" / file.filename();
+      std::filesystem::create_directories(kept.parent_path());
+      std::filesystem::rename(file, kept);
+      log::info("the outcome of {} attempt {} came after the coordinator gave up on it; kept in {}",
+                message.at("job_id").get<std::string>(), message.at("attempt").get<int64_t>(), kept.string());
+    } else {
+      std::filesystem::remove(file);
+    }
+  } else if (type == "heartbeat") {
+    return;  // its arrival was the point
   } else if (type == "error") {
     log::warn("coordinator says: {}", message.at("reason").get<std::string>());
   } else {
@@ -161,11 +204,36 @@ void Agent::on_message(const std::string& type, const nlohmann::json& message) {
   }
 }
 
+std::optional<std::string> Agent::conflict(const nlohmann::json& assign) {
+  const auto job_id = assign.at("job_id").get<std::string>();
+  const auto attempt = assign.at("attempt").get<int64_t>();
+  if (const auto same = running_.find(job_id); same != running_.end()) {
+    if (same->second.attempt < attempt && !*same->second.cancel_requested) {
+      log::info("job {} attempt {} is superseded by attempt {}; stopping it", job_id, same->second.attempt, attempt);
+      *same->second.cancel_requested = true;
+    }
+    return std::format("attempt {} of this job is still running here", same->second.attempt);
+  }
+  const auto gpus = assign.at("gpus").get<std::vector<int64_t>>();
+  const bool cpu = !assign.at("job").value("device", "cpu").starts_with("cuda");
+  const bool exclusive = assign.value("exclusive", false);
+  for (const auto& [other_id, other] : running_) {
+    if (exclusive || other.exclusive) return "job " + other_id + " runs here and one of the two needs the node alone";
+    if (cpu && other.cpu) return "CPU job " + other_id + " runs here";
+    for (const auto gpu : gpus) {
+      if (std::find(other.gpus.begin(), other.gpus.end(), gpu) != other.gpus.end())
+        return std::format("GPU {} is in use by job {}", gpu, other_id);
+    }
+  }
+  return std::nullopt;
+}
+
 void Agent::accept(const nlohmann::json& assign) {
   const auto job_id = assign.at("job_id").get<std::string>();
   const auto attempt = assign.at("attempt").get<int64_t>();
-  if (running_.contains(job_id)) {
-    log::warn("job {} is already running here; ignoring a second assignment", job_id);
+  if (const auto why = conflict(assign)) {
+    log::warn("job {} attempt {}: refusing it: {}", job_id, attempt, *why);
+    send(wire::make_message("job_refused", {{"job_id", job_id}, {"attempt", attempt}, {"reason", *why}}));
     return;
   }
   const auto runner = options_.runners.find(assign.at("runner").get<std::string>());
@@ -179,10 +247,14 @@ void Agent::accept(const nlohmann::json& assign) {
                                       "' is not registered on agent " + options_.name + " (--runner NAME=PATH)"}}));
     return;
   }
-  running_[job_id] = RunningJob{attempt, assign.at("gpus").get<std::vector<int64_t>>(), std::make_shared<bool>(false)};
+  running_[job_id] = RunningJob{attempt, assign.at("gpus").get<std::vector<int64_t>>(),
+                                !assign.at("job").value("device", "cpu").starts_with("cuda"),
+                                assign.value("exclusive", false), std::make_shared<bool>(false)};
   send(wire::make_message("job_accepted", {{"job_id", job_id}, {"attempt", attempt}}));
   log::info("job {} attempt {}: starting runner {}", job_id, attempt, runner->first);
-  asio::co_spawn(io_, run_job(assign, runner->second), asio::detached);
+  // An outcome that cannot be spooled must not vanish: the agent stops.
+  asio::co_spawn(io_, run_job(assign, runner->second),
+                 rethrow_from_run(std::format("job {} attempt {}", job_id, attempt)));
 }
 
 asio::awaitable<void> Agent::run_job(nlohmann::json assign, std::filesystem::path runner) {
@@ -194,14 +266,16 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, std::filesystem::pat
   request.directory = options_.work_directory / file_name_of(job_id, attempt);
   request.timeout = std::chrono::milliseconds(static_cast<int64_t>(assign.at("timeout_s").get<double>() * 1000.0));
   request.cancel_requested = running_.at(job_id).cancel_requested;
-  if (const auto& gpus = assign.at("gpus"); !gpus.empty()) {
-    std::string visible;
-    for (const auto& gpu : gpus) visible += (visible.empty() ? "" : ",") + std::to_string(gpu.get<int64_t>());
-    request.environment["CUDA_VISIBLE_DEVICES"] = visible;
+  request.record_file = options_.work_directory / "runners" / (file_name_of(job_id, attempt) + ".json");
+  if (const auto gpus = assign.at("gpus").get<std::vector<int64_t>>(); !gpus.empty()) {
+    request.environment["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+    request.environment["CUDA_VISIBLE_DEVICES"] = visible_devices(capabilities_.at("gpus"), gpus);
   }
   if (needs_rank_launch(request.job)) {
-    std::vector<std::string> forwarded{"TORCHSWEEP_PROGRESS_FILE"};
-    if (request.environment.contains("CUDA_VISIBLE_DEVICES")) forwarded.emplace_back("CUDA_VISIBLE_DEVICES");
+    std::vector<std::string> forwarded{"TORCHSWEEP_PROGRESS_FILE", "TORCHSWEEP_DIE_WITH_PARENT"};
+    if (request.environment.contains("CUDA_VISIBLE_DEVICES")) {
+      forwarded.insert(forwarded.end(), {"CUDA_DEVICE_ORDER", "CUDA_VISIBLE_DEVICES"});
+    }
     request.launcher = mpirun_command(request.job, options_.rank_launch, forwarded);
   }
   request.on_progress = [this, job_id, attempt](const nlohmann::json& line) {
@@ -213,11 +287,12 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, std::filesystem::pat
   };
   const auto directory = request.directory;
   const auto outcome = co_await execute(std::move(request));
-  running_.erase(job_id);
+  // Off the books only once the outcome is in the spool.
   if (outcome.kind == ExecutionOutcome::Kind::completed) {
     deliver(wire::make_message(
         "job_result",
         {{"job_id", job_id}, {"attempt", attempt}, {"result", *outcome.result}, {"seconds", outcome.seconds}}));
+    running_.erase(job_id);
     if (!options_.keep_job_directories) std::filesystem::remove_all(directory);
     co_return;
   }
@@ -234,6 +309,19 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, std::filesystem::pat
   if (outcome.signal) failed["signal"] = *outcome.signal;
   log::info("job {} attempt {}: {} (files kept in {})", job_id, attempt, outcome.reason, directory.string());
   deliver(wire::make_message("job_failed", failed));
+  running_.erase(job_id);
+}
+
+asio::awaitable<void> Agent::fence() {
+  boost::system::error_code cancelled;
+  co_await fence_timer_.async_wait(asio::redirect_error(use_awaitable, cancelled));
+  if (cancelled || stopped_ || connection_) co_return;  // connected again in time
+  for (const auto& [job_id, job] : running_) {
+    if (*job.cancel_requested) continue;
+    log::warn("job {} attempt {}: no coordinator for {} ms; stopping it, since the coordinator queues it again", job_id,
+              job.attempt, fence_after_->count());
+    *job.cancel_requested = true;
+  }
 }
 
 std::filesystem::path Agent::spool_file(const std::string& job_id, int64_t attempt) const {
@@ -256,7 +344,7 @@ asio::awaitable<void> Agent::heartbeats(std::shared_ptr<wire::Connection> connec
   asio::steady_timer timer(io_);
   while (!connection->stopped()) {
     nlohmann::json running = nlohmann::json::array();
-    for (const auto& [job_id, job] : running_) running.push_back(job_id);
+    for (const auto& [job_id, job] : running_) running.push_back({{"job_id", job_id}, {"attempt", job.attempt}});
     connection->send(wire::make_message("heartbeat", {{"running", running}}));
     timer.expires_after(interval);
     boost::system::error_code ignored;

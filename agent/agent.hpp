@@ -3,7 +3,11 @@
 // capabilities, heartbeats, reconnection with backoff when the coordinator
 // goes away, and the jobs it is assigned, each run by the Executor through a
 // runner the agent was started with. Outcomes are spooled on disk until the
-// coordinator acknowledges them, so a lost connection loses no result.
+// coordinator acknowledges them, so a lost connection loses no result; a
+// superseded one is kept in spool/superseded/. Coordinator silence for 3
+// heartbeat intervals ends the session (a partition) and it reconnects.
+// Each runner's processes are recorded in runners/ and killed by the next
+// life of an agent that died without stopping them.
 #include <boost/asio.hpp>
 #include <chrono>
 #include <filesystem>
@@ -52,17 +56,29 @@ class Agent {
   void on_refused(std::function<void()> callback) { on_refused_ = std::move(callback); }
 
  private:
+  // One attempt running here; at most one per job, whatever the coordinator asks.
   struct RunningJob {
     int64_t attempt = 0;
     std::vector<int64_t> gpus;
+    bool cpu = false;        // a CPU job: at most one at a time
+    bool exclusive = false;  // needs the node to itself
     std::shared_ptr<bool> cancel_requested;
   };
 
   asio::awaitable<void> run();
   asio::awaitable<void> session(std::shared_ptr<wire::Connection> connection, std::function<void()> on_welcome);
   asio::awaitable<void> heartbeats(std::shared_ptr<wire::Connection> connection, std::chrono::milliseconds interval);
+  // Cut off from the coordinator for half its reattach grace, the agent
+  // stops its runners: the coordinator is about to queue their jobs again,
+  // and two live attempts of one job must never be.
+  asio::awaitable<void> fence();
   void on_message(const std::string& type, const nlohmann::json& message);
   void accept(const nlohmann::json& assign);
+  // Why `assign` cannot start now (the same job or a conflicting one still
+  // runs here), or nothing when it can.
+  std::optional<std::string> conflict(const nlohmann::json& assign);
+  // Kills what the runners of a previous life of this agent left running.
+  void kill_leftover_runners();
   asio::awaitable<void> run_job(nlohmann::json assign, std::filesystem::path runner);
   // Spools an outcome (job_result or job_failed) and sends it when connected.
   void deliver(const nlohmann::json& outcome);
@@ -74,6 +90,8 @@ class Agent {
   nlohmann::json capabilities_;
   std::shared_ptr<wire::Connection> connection_;
   asio::steady_timer backoff_timer_;
+  asio::steady_timer fence_timer_;
+  std::optional<std::chrono::milliseconds> fence_after_;  // from the last welcome
   std::map<std::string, RunningJob> running_;
   std::map<std::filesystem::path, nlohmann::json> unacknowledged_;  // spool file -> outcome message
   std::function<void()> on_refused_;

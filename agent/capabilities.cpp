@@ -3,10 +3,13 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <memory>
 #include <sstream>
+
+#include "shared/errors.hpp"
 
 namespace ts::agent {
 namespace {
@@ -50,6 +53,19 @@ nlohmann::json parse_nvidia_smi(const std::string& csv) {
     }
   }
   return gpus;
+}
+
+std::string visible_devices(const nlohmann::json& gpus, const std::vector<int64_t>& indices) {
+  std::string visible;
+  for (const auto index : indices) {
+    const auto gpu = std::find_if(gpus.begin(), gpus.end(), [&](const auto& g) { return g.at("index") == index; });
+    if (gpu == gpus.end()) {
+      throw InvalidInput("gpus", "GPU " + std::to_string(index) + " is not one this agent reported");
+    }
+    const auto uuid = gpu->value("uuid", "");
+    visible += (visible.empty() ? "" : ",") + (uuid.empty() ? std::to_string(index) : uuid);
+  }
+  return visible;
 }
 
 std::pair<nlohmann::json, nlohmann::json> parse_worker_versions(const std::string& output) {

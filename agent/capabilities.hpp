@@ -19,4 +19,12 @@ std::pair<nlohmann::json, nlohmann::json> parse_worker_versions(const std::strin
 // --format=csv,noheader,nounits` output (memory in MiB).
 nlohmann::json parse_nvidia_smi(const std::string& csv);
 
+// CUDA_VISIBLE_DEVICES for the GPUs of `indices` (the coordinator's
+// assignment, in the indices this agent reported): their UUIDs, so that a
+// job gets exactly the GPUs it was given whatever CUDA's own device order;
+// an index whose GPU reported no UUID is passed as the index, which
+// CUDA_DEVICE_ORDER=PCI_BUS_ID (set beside it) makes mean nvidia-smi's.
+// Throws ts::InvalidInput for an index this agent never reported.
+std::string visible_devices(const nlohmann::json& gpus, const std::vector<int64_t>& indices);
+
 }  // namespace ts::agent

@@ -2,13 +2,15 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include "agent/process_tree.hpp"
@@ -24,21 +26,75 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Posix spawn attributes and file actions as RAII values.
-struct SpawnSetup {
-  posix_spawnattr_t attributes;
-  posix_spawn_file_actions_t actions;
-  SpawnSetup() {
-    posix_spawnattr_init(&attributes);
-    posix_spawn_file_actions_init(&actions);
+// The executable `name` names: itself when it holds a '/', else the first
+// match on PATH (resolved before fork, where the child may only make system calls).
+std::string resolve_executable(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::istringstream folders(path ? path : "/usr/local/bin:/usr/bin:/bin");
+  std::string folder;
+  while (std::getline(folders, folder, ':')) {
+    const auto candidate = (std::filesystem::path(folder.empty() ? "." : folder) / name).string();
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
-  ~SpawnSetup() {
-    posix_spawnattr_destroy(&attributes);
-    posix_spawn_file_actions_destroy(&actions);
+  return name;  // execve fails with ENOENT, reported as a launch failure
+}
+
+// Starts the runner: its own process group, stdin from /dev/null, stdout
+// and stderr to files, no other descriptor of the agent (its sockets must
+// not outlive it in the runner), and SIGKILL when the thread that started
+// it ends, so a runner dies with its agent however the agent ends. Returns
+// the pid, or throws std::system_error with what failed.
+pid_t spawn_runner(std::vector<char*>& argv, std::vector<char*>& environment, const std::filesystem::path& out,
+                   const std::filesystem::path& err) {
+  const auto executable = resolve_executable(argv.front());
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe");
+  const pid_t agent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int error = errno;
+    ::close(report[0]);
+    ::close(report[1]);
+    throw std::system_error(error, std::generic_category(), "fork");
   }
-  SpawnSetup(const SpawnSetup&) = delete;
-  SpawnSetup& operator=(const SpawnSetup&) = delete;
-};
+  if (pid == 0) {
+    // Only async-signal-safe system calls from here to execve.
+    const auto fail = [&](int error) {
+      [[maybe_unused]] auto written = ::write(report[1], &error, sizeof error);
+      ::_exit(127);
+    };
+    if (::setpgid(0, 0) != 0) fail(errno);
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail(errno);
+    if (::getppid() != agent) ::_exit(127);  // the agent is already gone
+    ::signal(SIGPIPE, SIG_DFL);              // what the agent ignores, the runner must not
+    ::signal(SIGXFSZ, SIG_DFL);
+    const int in = ::open("/dev/null", O_RDONLY);
+    const int stdout_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int stderr_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || stdout_fd < 0 || stderr_fd < 0) fail(errno);
+    if (::dup2(in, STDIN_FILENO) < 0 || ::dup2(stdout_fd, STDOUT_FILENO) < 0 || ::dup2(stderr_fd, STDERR_FILENO) < 0)
+      fail(errno);
+    // Everything above 2 but the report pipe, which closes on exec.
+    const unsigned int pipe_fd = static_cast<unsigned int>(report[1]);
+    if (pipe_fd > 3) ::close_range(3, pipe_fd - 1, 0);
+    ::close_range(pipe_fd + 1, ~0U, 0);
+    ::execve(executable.c_str(), argv.data(), environment.data());
+    fail(errno);
+  }
+  ::close(report[1]);
+  int error = 0;
+  ssize_t got;
+  while ((got = ::read(report[0], &error, sizeof error)) < 0 && errno == EINTR) {
+  }
+  ::close(report[0]);
+  if (got > 0) {
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    throw std::system_error(error, std::generic_category(), executable);
+  }
+  return pid;
+}
 
 std::string signal_reason(int number) {
   std::string reason = "killed by signal " + std::to_string(number) + " (" + strsignal(number) + ")";
@@ -63,20 +119,23 @@ std::optional<nlohmann::json> read_result(const std::filesystem::path& file, std
 }
 
 // The child's reaper thread. If the coroutine waiting on it is destroyed
-// (the agent shuts down mid-job), the child's whole group is killed and the
-// thread joined, never left running.
+// (the agent shuts down mid-job), every process of the runner is killed,
+// ranks in process groups of their own included, and the thread joined,
+// never left running.
 struct Reaper {
   pid_t pid;
+  ProcessTree& tree;
   std::thread thread;
   ~Reaper() {
     if (!thread.joinable()) return;
-    ::kill(-pid, SIGKILL);
+    tree.observe();
+    tree.signal_all(SIGKILL);
     thread.join();
   }
 };
 
 // The agent's environment with `extra` added or replaced, as "KEY=VALUE"
-// strings for posix_spawn.
+// strings for execve.
 std::vector<std::string> child_environment(const std::map<std::string, std::string>& extra) {
   std::vector<std::string> entries;
   for (char** entry = environ; *entry != nullptr; ++entry) {
@@ -172,6 +231,8 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
   std::filesystem::remove(progress_file);
   auto environment_map = request.environment;
   environment_map["TORCHSWEEP_PROGRESS_FILE"] = progress_file.string();
+  // Asks the ranks mpirun starts to die with mpirun, as the runner dies with the agent.
+  environment_map["TORCHSWEEP_DIE_WITH_PARENT"] = "1";
   auto environment_strings = child_environment(environment_map);
   std::vector<char*> environment;
   for (auto& entry : environment_strings) environment.push_back(entry.data());
@@ -185,27 +246,20 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
   for (auto& argument : arguments) argv.push_back(argument.data());
   argv.push_back(nullptr);
   pid_t pid = -1;
-  int spawn_error = 0;
-  {
-    SpawnSetup setup;
-    // Its own process group, so a timeout can kill everything it started.
-    posix_spawnattr_setflags(&setup.attributes, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&setup.attributes, 0);
-    posix_spawn_file_actions_addopen(&setup.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&setup.actions, STDOUT_FILENO, stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    posix_spawn_file_actions_addopen(&setup.actions, STDERR_FILENO, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    spawn_error = posix_spawnp(&pid, argv.front(), &setup.actions, &setup.attributes, argv.data(), environment.data());
-  }
-  if (spawn_error != 0) {
+  try {
+    pid = spawn_runner(argv, environment, stdout_file, stderr_file);
+  } catch (const std::system_error& error) {
     outcome.kind = ExecutionOutcome::Kind::launch_failed;
     outcome.reason = std::string("cannot start ") + (request.launcher.empty() ? "runner " : "launcher ") +
-                     argv.front() + ": " + std::strerror(spawn_error);
+                     argv.front() + ": " + error.code().message();
     co_return outcome;
   }
   // mpirun puts its ranks in process groups of their own.
   ProcessTree tree(pid, /*scan=*/!request.launcher.empty());
+  const auto record = [&] {
+    if (!request.record_file.empty()) tree.save(request.record_file);
+  };
+  record();
 
   // A reaper thread blocks in waitpid and wakes this coroutine by cancelling
   // its timer; between wake-ups (every poll_interval) progress is forwarded
@@ -216,7 +270,7 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
   auto timer = std::make_shared<asio::steady_timer>(executor);
   auto exited = std::make_shared<bool>(false);
   auto status = std::make_shared<int>(0);
-  Reaper reaper{pid, std::thread([pid, status, timer, exited, executor] {
+  Reaper reaper{pid, tree, std::thread([pid, status, timer, exited, executor] {
                   while (::waitpid(pid, status.get(), 0) < 0 && errno == EINTR) {
                   }
                   asio::post(executor, [timer, exited] {
@@ -232,7 +286,7 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
     co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
     forward_progress(progress_file, progress_offset, request.on_progress);
     if (*exited) break;
-    tree.observe();
+    if (tree.observe()) record();
     cancelled = *request.cancel_requested;
     timed_out = !cancelled && Clock::now() >= deadline;
     if (cancelled || timed_out) {
@@ -246,6 +300,7 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
   }
   reaper.thread.join();
   tree.signal_all(SIGKILL);  // whatever the runner left behind must not perturb the next job
+  if (!request.record_file.empty()) std::filesystem::remove(request.record_file);
   outcome.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   outcome.stdout_tail = tail_of(stdout_file);
   outcome.stderr_tail = tail_of(stderr_file);

@@ -1,8 +1,11 @@
 #pragma once
 // Runs one job through a runner (any executable honouring the worker
 // contract) in a child process: its own process group, stdout and stderr to
-// files, a wall-clock limit that kills the whole group, and an outcome that
-// says how it ended and why.
+// files and no other descriptor, a wall-clock limit that kills the whole
+// group, and an outcome that says how it ended and why. The runner gets
+// SIGKILL when the thread that called execute() ends (the agent's), so it
+// never outlives its agent; so do mpirun's ranks, which arm the same signal
+// themselves (TORCHSWEEP_DIE_WITH_PARENT, docs/operations.md).
 #include <boost/asio.hpp>
 #include <chrono>
 #include <filesystem>
@@ -34,6 +37,10 @@ struct ExecutionRequest {
   // Set to true to stop the job: its process group is killed.
   std::shared_ptr<bool> cancel_requested = std::make_shared<bool>(false);
   std::chrono::milliseconds poll_interval{200};  // how often progress and cancellation are looked at
+  // Where the runner's processes (pids and start times) are kept while it
+  // runs, for the agent's next life to kill (ProcessTree::kill_recorded);
+  // empty: nowhere.
+  std::filesystem::path record_file;
 };
 
 struct ExecutionOutcome {

@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "shared/json_io.hpp"
+#include "shared/log.hpp"
+
 namespace ts::agent {
 namespace {
 
@@ -38,10 +41,20 @@ std::optional<ProcessStat> read_stat(pid_t pid) {
   return std::nullopt;
 }
 
+bool same_process(pid_t pid, uint64_t start_time) {
+  const auto stat = read_stat(pid);
+  return stat && stat->start_time == start_time;
+}
+
 }  // namespace
 
-void ProcessTree::observe() {
-  if (!scan_) return;
+ProcessTree::ProcessTree(pid_t root, bool scan) : root_(root), scan_(scan) {
+  if (const auto stat = read_stat(root)) root_start_time_ = stat->start_time;
+}
+
+bool ProcessTree::observe() {
+  if (!scan_) return false;
+  const auto before = seen_.size();
   std::map<pid_t, ProcessStat> all;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
@@ -60,14 +73,44 @@ void ProcessTree::observe() {
       frontier.push_back(pid);
     }
   }
+  return seen_.size() != before;
 }
 
 void ProcessTree::signal_all(int signal) {
   ::kill(-root_, signal);
   for (const auto& [pid, start_time] : seen_) {
-    const auto stat = read_stat(pid);
-    if (stat && stat->start_time == start_time) ::kill(pid, signal);
+    if (same_process(pid, start_time)) ::kill(pid, signal);
   }
+}
+
+void ProcessTree::save(const std::filesystem::path& file) const {
+  nlohmann::json processes = nlohmann::json::array();
+  for (const auto& [pid, start_time] : seen_) processes.push_back({pid, start_time});
+  json_io::write_atomically(file.string(),
+                            {{"root", {root_, root_start_time_}}, {"descendants", std::move(processes)}});
+}
+
+std::size_t ProcessTree::kill_recorded(const std::filesystem::path& file) {
+  nlohmann::json saved;
+  try {
+    saved = json_io::read(file.string());
+  } catch (const std::exception& error) {
+    log::warn("{}: not a process record ({}); nothing killed", file.string(), error.what());
+    return 0;
+  }
+  std::size_t killed = 0;
+  const auto kill_if_same = [&](const nlohmann::json& entry, bool group) {
+    if (!entry.is_array() || entry.size() != 2 || !entry[0].is_number_integer() || !entry[1].is_number_unsigned())
+      return;
+    const auto pid = entry[0].get<pid_t>();
+    if (pid <= 1 || !same_process(pid, entry[1].get<uint64_t>())) return;
+    ::kill(pid, SIGKILL);
+    if (group) ::kill(-pid, SIGKILL);  // what else the runner started in its group
+    ++killed;
+  };
+  kill_if_same(saved.value("root", nlohmann::json()), true);
+  for (const auto& entry : saved.value("descendants", nlohmann::json::array())) kill_if_same(entry, false);
+  return killed;
 }
 
 }  // namespace ts::agent

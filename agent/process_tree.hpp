@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 
 namespace ts::agent {
@@ -15,16 +16,26 @@ class ProcessTree {
   // `scan`: whether descendants may leave the root's process group (a
   // launcher such as mpirun); otherwise the group reaches them all and
   // observe() skips the /proc scan.
-  ProcessTree(pid_t root, bool scan) : root_(root), scan_(scan) {}
-  // Records the root's current descendants (found through /proc).
-  void observe();
+  ProcessTree(pid_t root, bool scan);
+  // Records the root's current descendants (found through /proc); returns
+  // whether any was new.
+  bool observe();
   // Sends `signal` to the root's process group and to every descendant seen
   // that is still the same process (same start time: a recycled pid is left
   // alone).
   void signal_all(int signal);
 
+  // Writes the root and every descendant seen, with their start times, so
+  // that the agent's next life can kill what this one left (kill_recorded).
+  void save(const std::filesystem::path& file) const;
+  // SIGKILLs what a saved tree still has alive (same pid and start time;
+  // the root's process group when the root itself lives); returns how many
+  // processes it signalled. A file that cannot be read kills nothing.
+  static std::size_t kill_recorded(const std::filesystem::path& file);
+
  private:
   pid_t root_;
+  uint64_t root_start_time_ = 0;
   bool scan_;
   std::map<pid_t, uint64_t> seen_;  // pid -> start time in clock ticks since boot
 };

@@ -1,10 +1,12 @@
 // torchsweep: one dispatcher for every mode but the worker.
 //   torchsweep run | coordinator | agent | submit | status | cancel | query | export ...
 // Exit codes (docs/exit-codes.md): 0 ok, 1 internal error, 2 invalid input,
-// 3 work failed, 4 a peer could not be reached or refused us.
+// 3 work failed, 4 a peer could not be reached or refused us, 5 the store
+// failed (locked past the busy timeout, disk full, I/O).
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
+#include "coordinator/store/sqlite.hpp"
 #include "shared/errors.hpp"
 #include "shared/log.hpp"
 #include "shared/version.hpp"
@@ -40,6 +42,9 @@ int main(int argc, char** argv) {
         return run();
       }
     }
+  } catch (const ts::store::SqliteError& error) {
+    ts::log::error("the store failed: {}; a restarted coordinator resumes from the store", error.what());
+    return ts::exit_code::store_failed;
   } catch (const ts::InvalidInput& error) {
     ts::log::error("{}", error.what());
     return ts::exit_code::invalid_input;

@@ -2,8 +2,8 @@
 
 #include "cli/commands.hpp"
 #include "cli/key_value.hpp"
+#include "coordinator/store/migrations.hpp"
 #include "coordinator/store/query.hpp"
-#include "coordinator/store/store.hpp"
 #include "shared/errors.hpp"
 
 namespace ts::cli {
@@ -31,13 +31,6 @@ void add_filter_options(CLI::App* command, FilterSettings& settings, const std::
   command->add_option("--where", settings.where, "AXIS=VALUE: only results where the axis has the value (repeatable)");
   command->add_flag("--include-failed", settings.include_failed, "also results whose status is not ok");
   command->add_option("--format", settings.format, "table | csv | json")->capture_default_str();
-}
-
-// Opens the store for reading, refusing a path that does not exist rather
-// than creating an empty store there.
-store::Store open_existing(const std::string& path) {
-  if (!std::filesystem::exists(path)) throw InvalidInput("--db", "no store at '" + path + "'");
-  return store::Store(path);
 }
 
 }  // namespace
@@ -72,7 +65,7 @@ Command add_query_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   return [settings] {
     const auto format = store::parse_format(settings->format, "--format");
-    auto store = open_existing(settings->db);
+    auto database = store::open_read_only(settings->db);
     store::QueryOptions options;
     options.filter = settings->filter();
     options.group_by = settings->group_by;
@@ -81,7 +74,7 @@ Command add_query_command(CLI::App& app) {
     options.baseline = settings->baseline;
     options.regression_alpha = settings->alpha;
     options.regression_threshold = settings->threshold;
-    std::cout << store::render(store::query(store.database(), options), format);
+    std::cout << store::render(store::query(database, options), format);
     return 0;
   };
 }
@@ -92,8 +85,8 @@ Command add_export_command(CLI::App& app) {
   add_filter_options(command, *settings, "csv");
   return [settings] {
     const auto format = store::parse_format(settings->format, "--format");
-    auto store = open_existing(settings->db);
-    std::cout << store::render(store::export_results(store.database(), settings->filter()), format);
+    auto database = store::open_read_only(settings->db);
+    std::cout << store::render(store::export_results(database, settings->filter()), format);
     return 0;
   };
 }

@@ -1,4 +1,5 @@
 #include <boost/asio.hpp>
+#include <csignal>
 #include <fstream>
 
 #include "cli/commands.hpp"
@@ -8,6 +9,14 @@
 #include "shared/wire/authentication.hpp"
 
 namespace ts::cli {
+namespace {
+
+double seconds(std::chrono::milliseconds duration) { return std::chrono::duration<double>(duration).count(); }
+std::chrono::milliseconds milliseconds(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0));
+}
+
+}  // namespace
 
 Command add_coordinator_command(CLI::App& app) {
   auto* command = app.add_subcommand("coordinator", "run the coordinator: schedules sweeps to agents over TCP");
@@ -15,8 +24,9 @@ Command add_coordinator_command(CLI::App& app) {
     std::string listen = "127.0.0.1:7000";
     std::string port_file;
     std::string db = "torchsweep.db";
-    double heartbeat_s = 2.0;
-    double reattach_grace_s = 10.0;
+    double heartbeat_s = seconds(coordinator::CoordinatorOptions{}.heartbeat_interval);
+    double reattach_grace_s = seconds(coordinator::RegistryOptions{}.reattach_grace);
+    double deadline_margin_s = seconds(coordinator::RegistryOptions{}.deadline_margin);
     std::string token_file, tls_cert, tls_key;
   };
   auto settings = std::make_shared<Settings>();
@@ -41,16 +51,25 @@ Command add_coordinator_command(CLI::App& app) {
                    "how long a running job waits for its lost agent to come back before it is queued again")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  command
+      ->add_option("--deadline-margin-s", settings->deadline_margin_s,
+                   "added to a job's timeout_s: the coordinator's own deadline for an attempt")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   return [settings] {
     boost::asio::io_context io;
     coordinator::CoordinatorOptions options;
     options.listen = wire::parse_endpoint(settings->listen, "--listen");
-    options.heartbeat_interval = std::chrono::milliseconds(static_cast<int64_t>(settings->heartbeat_s * 1000.0));
+    options.heartbeat_interval = milliseconds(settings->heartbeat_s);
     options.token = wire::load_token(settings->token_file);
     if (!settings->tls_cert.empty()) {
       options.tls = wire::server_tls_context(settings->tls_cert, settings->tls_key, "--tls-cert");
     }
-    options.reattach_grace = std::chrono::milliseconds(static_cast<int64_t>(settings->reattach_grace_s * 1000.0));
+    options.jobs.reattach_grace = milliseconds(settings->reattach_grace_s);
+    options.jobs.deadline_margin = milliseconds(settings->deadline_margin_s);
+    // Past a file-size limit the store's writes fail (and the coordinator
+    // exits saying so) instead of the kernel killing it without a word.
+    std::signal(SIGXFSZ, SIG_IGN);
     store::Store store(settings->db);
     coordinator::Coordinator server(io, options, store);
     server.start();

@@ -1,8 +1,8 @@
 #pragma once
 // The coordinator's TCP server: accepts agents and clients, checks their
-// hello, keeps the registry of connected agents (heartbeats watched), turns
-// submitted sweeps into jobs, assigns them through the Scheduler, and
-// records every change of state and every result in the Store.
+// hello, keeps the sessions of connected agents (heartbeats both ways),
+// turns submitted sweeps into jobs and hands what agents say to the
+// JobRegistry, which assigns, reconciles and records.
 #include <boost/asio.hpp>
 #include <chrono>
 #include <functional>
@@ -13,7 +13,7 @@
 #include <set>
 #include <string>
 
-#include "coordinator/scheduler.hpp"
+#include "coordinator/job_registry.hpp"
 #include "coordinator/store/store.hpp"
 #include "coordinator/write_batch.hpp"
 #include "shared/wire/connection.hpp"
@@ -25,15 +25,13 @@ namespace asio = boost::asio;
 
 struct CoordinatorOptions {
   wire::Endpoint listen{"127.0.0.1", 7000};
-  std::chrono::milliseconds heartbeat_interval{2000};  // agents miss 3 and are dropped
-  std::chrono::milliseconds handshake_timeout{5000};   // a peer must say hello this soon
+  // Both sides send something this often; a peer silent for 3 is dropped.
+  std::chrono::milliseconds heartbeat_interval{2000};
+  std::chrono::milliseconds handshake_timeout{5000};  // a peer must say hello this soon
   std::chrono::milliseconds client_idle_timeout{60000};
   std::size_t max_connections = 1024;
-  double default_job_timeout_s = 3600;  // when a job gives no timeout_s
-  bool resume_unfinished = true;        // queue again the unfinished jobs found in the store
-  // How long a running job waits for its agent to come back (after a lost
-  // connection or a coordinator restart) before it is queued again.
-  std::chrono::milliseconds reattach_grace{10000};
+  bool resume_unfinished = true;  // queue again the unfinished jobs found in the store
+  RegistryOptions jobs;           // grace, deadlines, default timeout
   wire::ConnectionLimits limits;
   // The shared token every peer must prove it holds (docs/security.md).
   // Without one the coordinator only listens on a loopback address.
@@ -43,24 +41,21 @@ struct CoordinatorOptions {
   std::shared_ptr<wire::ssl::context> tls;
 };
 
-// What happened to a job, for observers such as `torchsweep run`.
-struct JobEvent {
-  enum class Kind { started, progress, done, failed, requeued, cancelled };
-  Kind kind = Kind::started;
-  std::string sweep_id, job_id, agent, detail;
-  int64_t attempt = 0, epoch = 0, epochs = 0;
-};
-
 struct Submission {
   std::string sweep_id, name;
   std::size_t jobs = 0, configurations = 0;
 };
 
+// The coordinator is its sessions (agents and clients over TCP) plus the
+// JobRegistry, which owns every job's state. A store error ends run() with
+// store::SqliteError: the store is the truth, and a restarted coordinator
+// resumes from it (docs/operations.md).
 class Coordinator {
  public:
   // Binds at once (so port() is known); accepts after start(). Unfinished
   // sweeps in `store` are resumed: their queued and running jobs are queued.
   Coordinator(asio::io_context& io, CoordinatorOptions options, store::Store& store);
+  ~Coordinator();
   std::uint16_t port() const;
   void start();
   // Stops accepting and closes every session; idempotent.
@@ -71,7 +66,7 @@ class Coordinator {
   Submission submit(const nlohmann::json& spec, const std::string& origin, const std::string& submitter);
   // Cancels a sweep (id or name) or a job (id); returns how many jobs stopped.
   std::size_t cancel(const std::string& sweep, const std::string& job);
-  void on_event(std::function<void(const JobEvent&)> observer) { observer_ = std::move(observer); }
+  void on_event(std::function<void(const JobEvent&)> observer) { registry_.on_event(std::move(observer)); }
   nlohmann::json status_reply(const std::string& sweep = "");
 
  private:
@@ -79,22 +74,6 @@ class Coordinator {
     std::shared_ptr<wire::Connection> connection;
     nlohmann::json capabilities, labels;
     std::chrono::steady_clock::time_point connected_at;
-    std::vector<std::string> reported_running;
-  };
-  struct ActiveJob {
-    std::string sweep_id, runner;
-    nlohmann::json document;
-    int64_t attempt = 0, max_attempts = 3;
-    double timeout_s = 0;
-    std::string agent;
-    // Set while the job's agent is away: requeued when this passes.
-    std::optional<std::chrono::steady_clock::time_point> detached_until;
-    bool cancelled = false;  // cancelled while running; waiting for its agent to confirm
-  };
-  struct SweepSettings {
-    int64_t sequence = 0, priority = 0;
-    bool node_exclusive = true, pinned = false;
-    Requirements requirements;
   };
 
   asio::awaitable<void> accept_loop();
@@ -107,34 +86,19 @@ class Coordinator {
   nlohmann::json answer_client(const std::string& type, const nlohmann::json& request);
   // The id of a sweep given by id or name; throws ts::InvalidInput naming it.
   std::string sweep_id_of(const std::string& id_or_name);
-
-  void resume_unfinished();
-  // Tracks the job and queues it, or holds it for its agent (`detached`).
-  void enqueue(const store::StoredJob& job, const SweepSettings& settings, bool detached = false);
-  // Requeues the jobs whose agent did not come back in time, every heartbeat interval.
+  // Every heartbeat interval: a heartbeat to each agent, and the registry's deadlines.
   asio::awaitable<void> housekeeping();
-  void reattach(const std::string& agent, const nlohmann::json& running);
-  // Assigns whatever fits now and sends the assignments.
-  void dispatch();
   void handle_agent_message(const std::string& agent, const std::string& type, const nlohmann::json& message);
-  // The running attempt an agent reports on, or nullptr when it is stale.
-  ActiveJob* current_attempt(const std::string& agent, const nlohmann::json& message);
-  void finish(const std::string& job_id, JobEvent::Kind kind, const std::string& state, const std::string& reason);
-  // An attempt ended without a result: retried while attempts remain.
-  void attempt_failed(const std::string& job_id, const std::string& reason, bool retryable);
-  void agent_lost(const std::string& name);
-  void notify(JobEvent event);
+  void send_to_agent(const std::string& agent, const nlohmann::json& message);
 
   asio::io_context& io_;
   CoordinatorOptions options_;
   store::Store& store_;
   WriteBatch batch_;
+  std::map<std::string, AgentSession> agents_;
+  JobRegistry registry_;
   asio::ip::tcp::acceptor acceptor_;
   std::set<std::shared_ptr<wire::Connection>> connections_;
-  std::map<std::string, AgentSession> agents_;
-  std::map<std::string, ActiveJob> active_;
-  Scheduler scheduler_;
-  std::function<void(const JobEvent&)> observer_;
   bool stopped_ = false;
 };
 

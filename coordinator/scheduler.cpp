@@ -27,7 +27,7 @@ Requirements Requirements::from_json(const nlohmann::json& requirements) {
 
 void Scheduler::add_agent(AgentResources agent) {
   const auto name = agent.name;
-  agents_[name] = AgentState{std::move(agent), {}, {}, false, false};
+  agents_[name] = AgentState{std::move(agent), {}, {}, false, false, false};
   dirty_agents_.insert(name);
 }
 
@@ -89,17 +89,26 @@ bool Scheduler::release(const std::string& job_id) {
   return true;
 }
 
-void Scheduler::requeue(const std::string& job_id) {
+void Scheduler::requeue(const std::string& job_id, bool refund_attempt) {
   const auto job = jobs_.find(job_id);
   if (job == jobs_.end()) return;
   auto copy = job->second;
+  if (refund_attempt) copy.attempts -= 1;
   release(job_id);
   enqueue(std::move(copy));
 }
 
+bool Scheduler::block(const std::string& agent, bool blocked) {
+  const auto found = agents_.find(agent);
+  if (found == agents_.end() || found->second.blocked == blocked) return false;
+  found->second.blocked = blocked;
+  if (!blocked) dirty_agents_.insert(agent);
+  return true;
+}
+
 std::optional<std::vector<int64_t>> Scheduler::fit(const SchedulableJob& job, const AgentState& agent) const {
   const auto& resources = agent.resources;
-  if (agent.exclusive_busy || (job.node_exclusive && !agent.jobs.empty())) return std::nullopt;
+  if (agent.blocked || agent.exclusive_busy || (job.node_exclusive && !agent.jobs.empty())) return std::nullopt;
   if (!resources.runners.contains(job.runner)) return std::nullopt;
   for (const auto& [key, value] : job.requirements.labels) {
     const auto label = resources.labels.find(key);
@@ -150,7 +159,7 @@ std::vector<Assignment> Scheduler::schedule() {
       placed = false;
       // Cheap test first: an agent that can take nothing more is not scanned.
       const bool has_free_gpu = agent.busy_gpus.size() < agent.resources.gpus.size();
-      if (agent.exclusive_busy || (agent.cpu_busy && !has_free_gpu)) break;
+      if (agent.blocked || agent.exclusive_busy || (agent.cpu_busy && !has_free_gpu)) break;
       for (auto key = queue_.begin(); key != queue_.end(); ++key) {
         auto& job = jobs_.at(std::get<3>(*key));
         const auto gpus = fit(job, agent);

@@ -78,8 +78,12 @@ class Scheduler {
   // Frees what a running job held, or drops a queued job; returns false for
   // an unknown job.
   bool release(const std::string& job_id);
-  // Puts a running job back in the queue (its attempts count is kept).
-  void requeue(const std::string& job_id);
+  // Puts a running job back in the queue. Its attempts count is kept, or
+  // taken back by one when the attempt never ran (the agent refused it).
+  void requeue(const std::string& job_id, bool refund_attempt = false);
+  // A blocked agent gets no new job (it still runs what it should not);
+  // returns whether that changed.
+  bool block(const std::string& agent, bool blocked);
 
   // Every assignment that fits now, in priority order.
   std::vector<Assignment> schedule();
@@ -100,6 +104,7 @@ class Scheduler {
     std::set<std::string> jobs;
     bool cpu_busy = false;
     bool exclusive_busy = false;
+    bool blocked = false;
   };
   struct RunningJob {
     std::string agent;

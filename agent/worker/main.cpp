@@ -12,6 +12,7 @@
 #include "agent/worker/experiment.hpp"
 #include "agent/worker/job.hpp"
 #include "agent/worker/models/registry.hpp"
+#include "shared/die_with_parent.hpp"
 #include "shared/errors.hpp"
 #include "shared/json_io.hpp"
 #include "shared/log.hpp"
@@ -30,6 +31,7 @@ void list_models() {
 }
 
 int run(const ts::worker::WorkerCommand& command) {
+  ts::die_with_parent_if_asked();  // a rank ends with mpirun, as mpirun with the agent
   // Under mpirun every rank runs this; rank 0 writes the job's result.
   std::optional<ts::worker::MpiWorld> world;
   if (ts::worker::MpiWorld::launched_by_mpirun()) world.emplace();

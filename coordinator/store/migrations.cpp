@@ -1,6 +1,7 @@
 #include "coordinator/store/migrations.hpp"
 
 #include <charconv>
+#include <filesystem>
 
 #include "shared/embedded_files.hpp"
 #include "shared/errors.hpp"
@@ -26,17 +27,25 @@ std::vector<Migration> migrations() {
 
 int64_t latest_schema_version() { return static_cast<int64_t>(migrations().size()); }
 
+namespace {
+
+InvalidInput newer_schema(const std::string& path, int64_t current, int64_t latest) {
+  return InvalidInput("", path + ": store schema version " + std::to_string(current) +
+                              " is newer than this torchsweep understands (" + std::to_string(latest) +
+                              "); use a newer torchsweep");
+}
+
+}  // namespace
+
 void migrate(Database& database, const std::string& path) {
   const auto all = migrations();
   const auto latest = static_cast<int64_t>(all.size());
-  const auto current = database.user_version();
-  if (current > latest) {
-    throw InvalidInput("", path + ": store schema version " + std::to_string(current) +
-                               " is newer than this torchsweep understands (" + std::to_string(latest) +
-                               "); use a newer torchsweep");
-  }
-  if (current == latest) return;
+  // The write lock first, then the version: two processes opening a store
+  // at once must not both migrate it.
   Transaction transaction(database);
+  const auto current = database.user_version();
+  if (current > latest) throw newer_schema(path, current, latest);
+  if (current == latest) return;
   for (const auto& migration : all) {
     if (migration.version <= current) continue;
     log::info("{}: applying store migration {}", path, migration.name);
@@ -44,6 +53,21 @@ void migrate(Database& database, const std::string& path) {
   }
   database.set_user_version(latest);
   transaction.commit();
+}
+
+Database open_read_only(const std::string& path) {
+  if (!std::filesystem::exists(path)) throw InvalidInput("--db", "no store at '" + path + "'");
+  Database database(path, Database::Access::read_only);
+  const auto latest = latest_schema_version();
+  const auto current = database.user_version();
+  if (current > latest) throw newer_schema(path, current, latest);
+  if (current < latest) {
+    throw InvalidInput("--db", path + ": store schema version " + std::to_string(current) +
+                                   " is older than this torchsweep's (" + std::to_string(latest) +
+                                   "); reading never migrates a store: open it once with this version's "
+                                   "`torchsweep coordinator`, which migrates it");
+  }
+  return database;
 }
 
 }  // namespace ts::store

@@ -20,8 +20,14 @@ std::vector<Migration> migrations();
 int64_t latest_schema_version();
 
 // Brings `database` to the latest version, every pending migration in one
-// transaction (all or nothing). A store newer than this build is refused
-// with ts::InvalidInput, untouched.
+// transaction (all or nothing) taken before the version is read. A store
+// newer than this build is refused with ts::InvalidInput, untouched.
 void migrate(Database& database, const std::string& path);
+
+// The store at `path` for commands that only read (query, export): opened
+// read-only, never created or migrated. Throws ts::InvalidInput naming
+// --db when there is no store there or its schema is older or newer than
+// this build's.
+Database open_read_only(const std::string& path);
 
 }  // namespace ts::store

@@ -78,14 +78,17 @@ SqliteError::SqliteError(int code, const std::string& message, std::string sql)
 void Database::Closer::operator()(sqlite3* handle) const noexcept { sqlite3_close_v2(handle); }
 void Statement::Finalizer::operator()(sqlite3_stmt* handle) const noexcept { sqlite3_finalize(handle); }
 
-Database::Database(const std::string& path) {
+Database::Database(const std::string& path, Access access) {
   sqlite3* raw = nullptr;
-  const int code = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  const int flags = access == Access::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  const int code = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
   handle_.reset(raw);
   if (code != SQLITE_OK) throw SqliteError(code, raw ? sqlite3_errmsg(raw) : "cannot open", "open " + path);
   sqlite3_busy_timeout(raw, 5000);
   register_functions(raw);
-  execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;");
+  if (access == Access::read_write) {
+    execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;");
+  }
 }
 
 Database::~Database() = default;
@@ -163,6 +166,7 @@ void Statement::reset() {
 }
 
 int64_t Statement::changes() const { return sqlite3_changes64(database_); }
+int Statement::columns() const { return sqlite3_column_count(handle_.get()); }
 bool Statement::is_null(int column) const { return sqlite3_column_type(handle_.get(), column) == SQLITE_NULL; }
 int64_t Statement::integer(int column) const { return sqlite3_column_int64(handle_.get(), column); }
 double Statement::real(int column) const { return sqlite3_column_double(handle_.get(), column); }

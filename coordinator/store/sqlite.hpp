@@ -30,9 +30,11 @@ class Statement;
 
 class Database {
  public:
-  // Opens (creating if needed) with WAL journaling, foreign keys on, a busy
-  // timeout, and torchsweep's SQL functions median() and percentile().
-  explicit Database(const std::string& path);
+  enum class Access { read_write, read_only };
+  // Opens with a busy timeout and torchsweep's SQL functions median() and
+  // percentile(). read_write creates the file if needed and sets WAL
+  // journaling and foreign keys; read_only never writes (SQLite refuses).
+  explicit Database(const std::string& path, Access access = Access::read_write);
   ~Database();
   Database(Database&&) noexcept;
   Database& operator=(Database&&) noexcept;
@@ -84,6 +86,7 @@ class Statement {
   // Rows changed by the last run of this statement's connection.
   int64_t changes() const;
 
+  int columns() const;  // of the current row
   bool is_null(int column) const;
   int64_t integer(int column) const;
   double real(int column) const;

@@ -48,13 +48,15 @@ Store::Store(const std::string& path)
           "INSERT INTO result_epochs (job_id, attempt, epoch, seconds, step_seconds) VALUES (?, ?, ?, ?, ?)")),
       job_started_(database_.prepare(
           "UPDATE jobs SET state = 'running', attempts = ?2, agent = ?3, started_at = ?4 WHERE job_id = ?1")),
-      job_requeued_(database_.prepare("UPDATE jobs SET state = 'queued', last_error = ?2 WHERE job_id = ?1")),
+      job_requeued_(
+          database_.prepare("UPDATE jobs SET state = 'queued', last_error = ?2, attempts = ?3 WHERE job_id = ?1")),
       job_finished_(database_.prepare(
           "UPDATE jobs SET state = ?2, last_error = NULLIF(?3, ''), finished_at = ?4 WHERE job_id = ?1")),
       close_sweep_(database_.prepare(
           "UPDATE sweeps SET state = 'done', finished_at = ?2 WHERE state = 'active' AND sweep_id = "
           "(SELECT sweep_id FROM jobs WHERE job_id = ?1) AND NOT EXISTS (SELECT 1 FROM jobs WHERE sweep_id = "
-          "sweeps.sweep_id AND state IN ('queued', 'running'))")) {}
+          "sweeps.sweep_id AND state IN ('queued', 'running'))")),
+      has_result_(database_.prepare("SELECT 1 FROM results WHERE job_id = ? AND attempt = ?")) {}
 
 void Store::add_sweep(const SweepRecord& sweep, const std::vector<JobRecord>& jobs) {
   Transaction transaction(database_);
@@ -142,8 +144,15 @@ void Store::job_started(const std::string& job_id, int64_t attempt, const std::s
   job_started_.bind_all(job_id, attempt, agent, utc_timestamp()).run();
 }
 
-void Store::job_requeued(const std::string& job_id, const std::string& reason) {
-  job_requeued_.bind_all(job_id, reason).run();
+void Store::job_requeued(const std::string& job_id, const std::string& reason, int64_t attempts) {
+  job_requeued_.bind_all(job_id, reason, attempts).run();
+}
+
+bool Store::has_result(const std::string& job_id, int64_t attempt) {
+  has_result_.bind_all(job_id, attempt);
+  const bool found = has_result_.step();
+  has_result_.reset();
+  return found;
 }
 
 void Store::job_finished(const std::string& job_id, const std::string& state, const std::string& error) {

@@ -70,7 +70,8 @@ class Store {
 
   // Job states, as the coordinator changes them (docs/store.md).
   void job_started(const std::string& job_id, int64_t attempt, const std::string& agent);
-  void job_requeued(const std::string& job_id, const std::string& reason);
+  // `attempts`: those used so far (one fewer when the agent refused the last).
+  void job_requeued(const std::string& job_id, const std::string& reason, int64_t attempts);
   // state: done, failed or cancelled. A sweep whose jobs have all finished
   // becomes done (or stays cancelled).
   void job_finished(const std::string& job_id, const std::string& state, const std::string& error = "");
@@ -86,6 +87,7 @@ class Store {
   // Queued and running jobs of active sweeps, in sweep then ordinal order.
   std::vector<StoredJob> unfinished_jobs();
   std::optional<StoredJob> job(const std::string& job_id);
+  bool has_result(const std::string& job_id, int64_t attempt);
   void record_agent(const std::string& name, const nlohmann::json& capabilities, const nlohmann::json& labels);
 
   Database& database() { return database_; }
@@ -96,7 +98,7 @@ class Store {
   std::string path_;
   Database database_;
   Statement insert_result_, insert_document_, insert_epoch_;
-  Statement job_started_, job_requeued_, job_finished_, close_sweep_;
+  Statement job_started_, job_requeued_, job_finished_, close_sweep_, has_result_;
 };
 
 }  // namespace ts::store

@@ -3,6 +3,7 @@
 #include <boost/asio/experimental/parallel_group.hpp>
 
 #include "shared/log.hpp"
+#include "shared/wire/socket_options.hpp"
 
 namespace ts::wire {
 
@@ -35,6 +36,8 @@ Connection::Connection(Stream stream, ConnectionLimits limits)
       peer_(peer_address(socket())) {
   wake_writer_.expires_at(asio::steady_timer::time_point::max());
 }
+
+void Connection::keep_alive(std::chrono::milliseconds interval) { wire::keep_alive(socket(), interval); }
 
 std::string peer_address(const asio::ip::tcp::socket& socket) {
   boost::system::error_code error;

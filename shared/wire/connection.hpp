@@ -4,6 +4,7 @@
 // single writer coroutine drains a queue woken by a timer, so two writes are
 // never in flight; stop() is idempotent and wakes everything.
 #include <boost/asio.hpp>
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -41,6 +42,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Queues `message`, then closes once everything queued has been written.
   void send_and_close(const nlohmann::json& message);
   void stop();
+  // TCP keepalive tuned to the heartbeat `interval` (socket_options.hpp).
+  void keep_alive(std::chrono::milliseconds interval);
   bool stopped() const noexcept { return stopped_; }
   const std::string& peer() const noexcept { return peer_; }
   bool encrypted() const noexcept { return std::holds_alternative<TlsStream>(stream_); }

@@ -6,7 +6,7 @@
 
 namespace ts::wire {
 
-inline constexpr int protocol_version = 1;
+inline constexpr int protocol_version = 2;
 
 // {"v": 1, "type": type, ...fields}
 nlohmann::json make_message(std::string_view type, nlohmann::json fields = nlohmann::json::object());

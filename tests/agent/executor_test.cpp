@@ -1,15 +1,19 @@
 // The executor against runners that end every way a runner can end.
 #include "agent/executor.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 
+#include "agent/process_tree.hpp"
 #include "agent/rank_launch.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/process.hpp"
 #include "tests/support/synthetic_result.hpp"
 #include "tests/support/temp_directory.hpp"
 
@@ -194,6 +198,60 @@ TEST_F(Executor, CancellingKillsTheProcessGroup) {
   pid_t grandchild = 0;
   std::ifstream(pid_file) >> grandchild;
   EXPECT_TRUE(testing::wait_for([&] { return ::kill(grandchild, 0) != 0; }, 5s)) << "the runner's child survived";
+}
+
+TEST_F(Executor, TheRunnerGetsNoDescriptorOfTheAgent) {
+  // Like an agent's sockets: open, and not close-on-exec.
+  const auto secret = directory_ / "agent-only-descriptor";
+  const int fd = ::open(secret.c_str(), O_WRONLY | O_CREAT, 0644);
+  ASSERT_GE(fd, 3);
+  const auto listing = directory_ / "fds";
+  const auto outcome = run(runner(
+      "fds.sh", "ls -l /proc/$$/fd > " + listing.string() + "\ncp " + (directory_ / "ok.json").string() + " \"$4\""));
+  ::close(fd);
+  EXPECT_EQ(outcome.kind, Kind::completed) << outcome.reason;
+  const auto fds = testing::slurp(listing);
+  EXPECT_NE(fds.find("stdout.log"), std::string::npos) << fds;
+  EXPECT_EQ(fds.find("agent-only-descriptor"), std::string::npos) << fds;
+}
+
+TEST_F(Executor, TheRunnerDiesWithTheThreadThatStartedIt) {
+  const auto pid_file = directory_ / "runner.pid";
+  const auto hang = runner("orphan.sh", "echo $$ > " + pid_file.string() + "\nexec sleep 1000");
+  // The io_context outlives the thread: only the parent-death signal can
+  // end the runner when that thread (the agent, in real life) is gone.
+  boost::asio::io_context io;
+  boost::asio::co_spawn(io, execute(request(hang, 60s)), boost::asio::detached);
+  std::thread agent([&] {
+    testing::wait_for(
+        [&] {
+          io.poll();
+          return std::filesystem::exists(pid_file) && std::filesystem::file_size(pid_file) > 0;
+        },
+        10s);
+  });
+  agent.join();
+  pid_t pid = 0;
+  std::ifstream(pid_file) >> pid;
+  ASSERT_GT(pid, 0);
+  EXPECT_TRUE(testing::wait_for(
+      [&] { return testing::slurp("/proc/" + std::to_string(pid) + "/cmdline").find("sleep") == std::string::npos; },
+      5s));
+}
+
+TEST_F(Executor, RecordedProcessesOfAPreviousLifeAreKilledOnlyIfTheyAreStillTheSame) {
+  testing::ChildProcess survivor({"/bin/sleep", "1000"}, directory_ / "survivor.log");
+  testing::ChildProcess leftover({"/bin/sleep", "1000"}, directory_ / "leftover.log");
+  ProcessTree(leftover.pid(), false).save(directory_ / "leftover.json");
+  // The same pid with another start time: a recycled pid, to be left alone.
+  std::ofstream(directory_ / "recycled.json")
+      << nlohmann::json{{"root", {survivor.pid(), 1}}, {"descendants", nlohmann::json::array()}}.dump();
+  EXPECT_EQ(ProcessTree::kill_recorded(directory_ / "recycled.json"), 0u);
+  EXPECT_EQ(ProcessTree::kill_recorded(directory_ / "leftover.json"), 1u);
+  EXPECT_EQ(leftover.wait_exit(5s), 128 + SIGKILL);
+  EXPECT_FALSE(survivor.wait_exit(100ms).has_value());
+  std::ofstream(directory_ / "garbage.json") << "{not json";
+  EXPECT_EQ(ProcessTree::kill_recorded(directory_ / "garbage.json"), 0u);
 }
 
 TEST_F(Executor, MissingRunnerFailsToLaunch) {

@@ -279,7 +279,7 @@ TEST(StoreJobs, StatesMoveAndASweepClosesWhenItsLastJobEnds) {
   store.job_started("s1/0", 1, "agent-a");
   EXPECT_EQ(store.job("s1/0")->state, "running");
   EXPECT_EQ(store.job("s1/0")->attempts, 1);
-  store.job_requeued("s1/0", "agent lost");
+  store.job_requeued("s1/0", "agent lost", 1);
   EXPECT_EQ(store.job("s1/0")->state, "queued");
   store.job_finished("s1/0", "done");
   EXPECT_EQ(store.sweeps("s1").at(0).state, "active");

@@ -78,6 +78,29 @@ TEST_F(StoreFile, OlderStoreIsUpgradedKeepingItsData) {
   EXPECT_EQ(count(store.database(), "notes"), 1);
 }
 
+TEST_F(StoreFile, ReadersOpenReadOnlyAndRefuseStoresOfAnotherSchemaWithoutMigrating) {
+  EXPECT_THROW(open_read_only(path_), InvalidInput);  // no store there: none is created
+  EXPECT_FALSE(std::filesystem::exists(path_));
+  {
+    Database database(path_);
+    database.execute("CREATE TABLE notes (text TEXT)");
+  }
+  try {
+    open_read_only(path_);
+    ADD_FAILURE() << "an unmigrated store was opened for reading";
+  } catch (const InvalidInput& error) {
+    EXPECT_NE(std::string(error.what()).find("is older than this torchsweep's"), std::string::npos) << error.what();
+  }
+  EXPECT_EQ(Database(path_).user_version(), 0);  // not migrated
+  { Database(path_).set_user_version(latest_schema_version() + 1); }
+  EXPECT_THROW(open_read_only(path_), InvalidInput);
+  { Database(path_).set_user_version(0); }
+  { Store migrated(path_); }
+  auto reader = open_read_only(path_);
+  EXPECT_EQ(count(reader, "results"), 0);
+  EXPECT_THROW(reader.execute("INSERT INTO notes VALUES ('no')"), SqliteError);
+}
+
 TEST_F(StoreFile, Version1StoreKeepsItsStepTimesThroughMigration2) {
   {
     Database database(path_);

@@ -35,7 +35,9 @@ TEST(Protocol, MessagesCarryVersionAndType) {
 
 TEST(Protocol, RefusalsNameTheField) {
   EXPECT_EQ(refused_field({{"type", "hello"}}), "v");
-  EXPECT_EQ(refused_field({{"v", 2}, {"type", "heartbeat"}}), "v");
+  EXPECT_EQ(refused_field({{"v", protocol_version + 1}, {"type", "heartbeat"}}), "v");
+  // Version 1's heartbeat listed bare job ids; now each entry is (job_id, attempt).
+  EXPECT_EQ(refused_field(make_message("heartbeat", {{"running", {"s/0001"}}})), "running[0]");
   EXPECT_EQ(refused_field(make_message("launch_missiles")), "type");
   EXPECT_EQ(refused_field(make_message("envelope")), "type");
   auto hello = agent_hello();

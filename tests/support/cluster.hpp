@@ -10,6 +10,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "coordinator/store/migrations.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/synthetic_result.hpp"
@@ -22,6 +23,7 @@ using namespace std::chrono_literals;
 class Cluster : public ::testing::Test {
  protected:
   void TearDown() override {
+    EXPECT_EQ(violations(), "") << "two runners of one job were alive at once";
     agents_.clear();
     coordinator_.reset();
     if (HasFailure()) {
@@ -35,37 +37,24 @@ class Cluster : public ::testing::Test {
   void start_coordinator(int port = 0, std::vector<std::string> extra = {}) {
     const auto port_file = directory_ / "port";
     std::filesystem::remove(port_file);
-    std::vector<std::string> argv{TS_TORCHSWEEP_BINARY,
-                                  "coordinator",
-                                  "--listen",
-                                  "127.0.0.1:" + std::to_string(port),
-                                  "--port-file",
-                                  port_file.string(),
-                                  "--heartbeat-s",
-                                  "0.5",
-                                  "--reattach-grace-s",
-                                  "2",
-                                  "--db",
-                                  db().string()};
+    auto argv = coordinator_binary_prefix_;
+    argv.insert(argv.end(), {TS_TORCHSWEEP_BINARY, "coordinator", "--listen", host_ + ":" + std::to_string(port),
+                             "--port-file", port_file.string(), "--heartbeat-s", "0.5", "--reattach-grace-s",
+                             reattach_grace_s_, "--db", db().string()});
     argv.insert(argv.end(), extra.begin(), extra.end());
     coordinator_ = std::make_unique<ChildProcess>(argv, directory_ / "coordinator.log");
     ASSERT_TRUE(wait_for([&] { return std::filesystem::exists(port_file); }, 10s));
     std::ifstream(port_file) >> port_;
   }
   ChildProcess& start_agent(const std::string& name, std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv{TS_TORCHSWEEP_BINARY,
-                                  "agent",
-                                  "--coordinator",
-                                  endpoint(),
-                                  "--name",
-                                  name,
-                                  "--work-dir",
-                                  (directory_ / ("work-" + name)).string()};
+    auto argv = agent_binary_prefix_;
+    argv.insert(argv.end(), {TS_TORCHSWEEP_BINARY, "agent", "--coordinator", endpoint(), "--name", name, "--work-dir",
+                             (directory_ / ("work-" + name)).string()});
     argv.insert(argv.end(), extra.begin(), extra.end());
     agents_.push_back(std::make_unique<ChildProcess>(argv, directory_ / (name + ".log")));
     return *agents_.back();
   }
-  std::string endpoint() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string endpoint() const { return host_ + ":" + std::to_string(port_); }
   std::filesystem::path db() const { return directory_ / "store.db"; }
 
   Finished torchsweep(std::vector<std::string> args) {
@@ -95,6 +84,18 @@ class Cluster : public ::testing::Test {
     if (reply.is_null() || reply.at("sweeps").size() <= sweep) return "<none>";
     return reply.at("sweeps").at(sweep).at("state");
   }
+  // The rows `sql` selects from the store, read straight from the file
+  // (read-only), one "a|b|c" line each, as the sqlite3 shell prints them.
+  std::string store_rows(const std::string& sql) const {
+    auto database = store::open_read_only(db().string());
+    auto select = database.prepare(sql);
+    std::string rows;
+    while (select.step()) {
+      for (int column = 0; column < select.columns(); ++column) rows += (column ? "|" : "") + select.text(column);
+      rows += "\n";
+    }
+    return rows;
+  }
   // The stored results as exported JSON rows.
   nlohmann::json results(std::vector<std::string> filters = {}) {
     std::vector<std::string> args{"export", "--db", db().string(), "--format", "json", "--include-failed"};
@@ -115,17 +116,33 @@ class Cluster : public ::testing::Test {
   // synthetic result after `labels.sleep` seconds; `labels.behaviour` makes
   // it crash (exit 1), crash on its first attempt, or refuse the job (exit 2);
   // `labels.pid_file` gets its pid. Compiled jobs report half the time.
+  // It is also the witness of "one live attempt per job": for its whole life
+  // it holds an exclusive lock on a file of its job, and records a violation
+  // when another runner of the same job holds it (violations()); every
+  // runner's pid is listed for live_runners().
   std::filesystem::path fake_runner() {
     const auto template_file = directory_ / "result-template.json";
     std::ofstream(template_file) << make_result({}).dump();
     const auto path = directory_ / "fake_runner.py";
     std::ofstream(path) << R"(#!/usr/bin/env python3
-import json, os, sys, time
+import fcntl, json, os, sys, time
 args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
 job = json.load(open(args["--job"]))
 labels = job.get("labels", {})
 if "pid_file" in labels:
     open(labels["pid_file"], "w").write(str(os.getpid()))
+witness = ")" + witness_directory().string() +
+                               R"("
+os.makedirs(witness, exist_ok=True)
+attempt = job.get("attempt", 1)
+lock = open(os.path.join(witness, job["job_id"].replace("/", "_") + ".lock"), "a")
+try:
+    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+except OSError:
+    with open(os.path.join(witness, "violations"), "a") as out:
+        out.write("%s attempt %d started while another runner of the job was alive\n" % (job["job_id"], attempt))
+with open(os.path.join(witness, "runners"), "a") as out:
+    out.write("%d %s %d\n" % (os.getpid(), job["job_id"], attempt))
 behaviour = labels.get("behaviour", "ok")
 if behaviour == "refuse":
     sys.exit(2)
@@ -151,6 +168,21 @@ json.dump(result, open(args["--out"], "w"))
     std::filesystem::permissions(path, std::filesystem::perms::owner_all);
     return path;
   }
+  std::filesystem::path witness_directory() const { return directory_ / "witness"; }
+  // What the fake runners' witness recorded: one line per overlapping runner.
+  std::string violations() const { return slurp(witness_directory() / "violations"); }
+  // Fake runners still alive (their pid lives and still runs fake_runner.py).
+  std::vector<std::string> live_runners() const {
+    std::vector<std::string> alive;
+    std::ifstream in(witness_directory() / "runners");
+    std::string pid, job, attempt;
+    while (in >> pid >> job >> attempt) {
+      if (slurp("/proc/" + pid + "/cmdline").find("fake_runner.py") != std::string::npos) {
+        alive.push_back(job + " attempt " + attempt + " (pid " + pid + ")");
+      }
+    }
+    return alive;
+  }
   std::filesystem::path write_file(const std::string& name, const std::string& text) {
     std::ofstream(directory_ / name) << text;
     return directory_ / name;
@@ -159,6 +191,10 @@ json.dump(result, open(args["--out"], "w"))
   TempDirectory temp_{"ts_cluster"};
   const std::filesystem::path& directory_ = temp_.path();
   int port_ = 0;
+  std::string reattach_grace_s_ = "2";  // --reattach-grace-s of start_coordinator()
+  std::string host_ = "127.0.0.1";      // where the coordinator listens
+  // Commands the coordinator and the agents are started under (prlimit, ip netns exec).
+  std::vector<std::string> coordinator_binary_prefix_, agent_binary_prefix_;
   std::unique_ptr<ChildProcess> coordinator_;
   std::vector<std::unique_ptr<ChildProcess>> agents_;
 };

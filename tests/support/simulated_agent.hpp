@@ -5,6 +5,7 @@
 // benchmark (many agents in one process) and GPU-fit tests (any GPUs).
 #include <boost/asio.hpp>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -75,7 +76,9 @@ class SimulatedAgent {
   boost::asio::awaitable<void> heartbeats(std::shared_ptr<wire::Connection> connection) {
     boost::asio::steady_timer timer(io_);
     while (!connection->stopped()) {
-      connection->send(wire::make_message("heartbeat", {{"running", nlohmann::json::array()}}));
+      nlohmann::json running = nlohmann::json::array();
+      for (const auto& [job_id, attempt] : attempts_) running.push_back({{"job_id", job_id}, {"attempt", attempt}});
+      connection->send(wire::make_message("heartbeat", {{"running", running}}));
       timer.expires_after(std::chrono::milliseconds(250));
       boost::system::error_code ignored;
       co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ignored));
@@ -84,6 +87,8 @@ class SimulatedAgent {
 
   boost::asio::awaitable<void> answer(nlohmann::json assign) {
     const auto gpus = assign.at("gpus").get<std::vector<int64_t>>();
+    const auto job_id = assign.at("job_id").get<std::string>();
+    attempts_[job_id] = assign.at("attempt").get<int64_t>();
     for (const auto gpu : gpus) {
       if (!in_use_.insert(gpu).second) ++stats_.gpu_conflicts;
     }
@@ -97,6 +102,7 @@ class SimulatedAgent {
     auto result = result_template_;
     result["job"] = assign.at("job");
     for (const auto gpu : gpus) in_use_.erase(gpu);
+    attempts_.erase(job_id);
     --running_;
     ++stats_.completed;
     if (connection_ && !connection_->stopped()) {
@@ -113,6 +119,7 @@ class SimulatedAgent {
   nlohmann::json result_template_;
   std::shared_ptr<wire::Connection> connection_;
   std::set<int64_t> in_use_;
+  std::map<std::string, int64_t> attempts_;  // running job -> attempt, for the heartbeats
   std::size_t running_ = 0;
   SimulatedAgentStats stats_;
 };
