@@ -12,11 +12,11 @@ namespace {
 struct FilterSettings {
   std::string db = "torchsweep.db";
   std::vector<std::string> sweeps, tags, where;
-  std::string since, format = "table";
+  std::string since, until, format = "table";
   bool include_failed = false;
 
   store::ResultFilter filter() const {
-    store::ResultFilter filter{sweeps, tags, since, {}, include_failed};
+    store::ResultFilter filter{sweeps, tags, since, until, {}, include_failed};
     for (const auto& condition : where) filter.where.push_back(split_key_value(condition, "--where"));
     return filter;
   }
@@ -27,7 +27,10 @@ void add_filter_options(CLI::App* command, FilterSettings& settings, const std::
   command->add_option("--db", settings.db, "the SQLite store")->capture_default_str();
   command->add_option("--sweep", settings.sweeps, "only this sweep: id, or name for its newest run (repeatable)");
   command->add_option("--tag", settings.tags, "only sweeps with this tag (repeatable)");
-  command->add_option("--since", settings.since, "only results received at or after this UTC date or time");
+  command->add_option("--since", settings.since,
+                      "only results received at or after this instant: 2026-11-30, 2026-11-30T18:00Z, "
+                      "2026-11-30T18:00:30+01:00 (UTC unless a zone is given)");
+  command->add_option("--until", settings.until, "only results received before this instant (forms as --since)");
   command->add_option("--where", settings.where, "AXIS=VALUE: only results where the axis has the value (repeatable)");
   command->add_flag("--include-failed", settings.include_failed, "also results whose status is not ok");
   command->add_option("--format", settings.format, "table | csv | json")->capture_default_str();

@@ -189,6 +189,32 @@ Interval ratio_of_medians(std::span<const double> numerator, std::span<const dou
   return percentile_interval(std::move(ratios), median(numerator) / bottom, options.level);
 }
 
+namespace {
+
+// P(U >= u) under the null hypothesis for samples of sizes m and n without
+// ties: the counts of U are the coefficients of the Gaussian binomial
+// [m + n choose m](q) = prod_{i=1..m} (1 - q^(n+i)) / (1 - q^i), built one
+// factor at a time (multiply by 1 - q^(n+i), then divide by 1 - q^i, a
+// running sum with stride i). Kept as probabilities: the counts overflow.
+double exact_upper_tail(std::size_t m, std::size_t n, double u) {
+  if (m > n) std::swap(m, n);
+  const std::size_t top = m * n;
+  std::vector<double> weight(top + 1, 0.0);
+  weight[0] = 1.0;
+  for (std::size_t i = 1; i <= m; ++i) {
+    for (std::size_t k = top; k >= n + i; --k) weight[k] -= weight[k - n - i];
+    for (std::size_t k = i; k <= top; ++k) weight[k] += weight[k - i];
+    // Scale by i / (n + i) so the weights stay probabilities: C(n+i, i) = C(n+i-1, i-1) (n+i) / i.
+    const double scale = static_cast<double>(i) / static_cast<double>(n + i);
+    for (auto& w : weight) w *= scale;
+  }
+  double tail = 0;
+  for (std::size_t k = static_cast<std::size_t>(std::ceil(u)); k <= top; ++k) tail += weight[k];
+  return tail;
+}
+
+}  // namespace
+
 MannWhitney mann_whitney_u(std::span<const double> first, std::span<const double> second) {
   require_samples(first);
   require_samples(second);
@@ -211,12 +237,17 @@ MannWhitney mann_whitney_u(std::span<const double> first, std::span<const double
     i = j;
   }
   const double u = rank_sum_first - n1 * (n1 + 1.0) / 2.0;
+  // Two-sided, from the larger of U1 and U2 = n1 n2 - U1 (as scipy does).
+  const double u_larger = std::max(u, n1 * n2 - u);
+  if (tie_term == 0 && std::min(first.size(), second.size()) <= exact_mann_whitney_max_size) {
+    return {u, std::min(1.0, 2.0 * exact_upper_tail(first.size(), second.size(), u_larger)), true};
+  }
   const double n = n1 + n2;
   const double mean = n1 * n2 / 2.0;
   const double variance = n1 * n2 / 12.0 * ((n + 1.0) - tie_term / (n * (n - 1.0)));
-  if (variance <= 0.0) return {u, 1.0};  // every value tied: no evidence either way
-  const double z = (std::abs(u - mean) - 0.5) / std::sqrt(variance);
-  return {u, std::min(1.0, 2.0 * (1.0 - standard_normal_cdf(std::max(z, 0.0))))};
+  if (variance <= 0.0) return {u, 1.0, false};  // every value tied: no evidence either way
+  const double z = (u_larger - mean - 0.5) / std::sqrt(variance);
+  return {u, std::min(1.0, 2.0 * (1.0 - standard_normal_cdf(std::max(z, 0.0)))), false};
 }
 
 }  // namespace ts::stats

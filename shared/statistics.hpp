@@ -58,10 +58,22 @@ Interval ratio_of_medians(std::span<const double> numerator, std::span<const dou
 struct MannWhitney {
   double u = 0;        // U statistic of the first sample (as scipy.stats.mannwhitneyu reports it)
   double p_value = 1;  // two-sided
+  bool exact = false;  // from the exact distribution of U, not the normal approximation
 };
 
-// Mann-Whitney U test, two-sided, normal approximation with tie and
-// continuity corrections (scipy's method="asymptotic").
+// Up to this many values in the smaller sample (and no ties) the p-value is exact.
+inline constexpr std::size_t exact_mann_whitney_max_size = 8;
+
+// Mann-Whitney U test, two-sided, as scipy.stats.mannwhitneyu with its
+// default method="auto": the exact distribution of U when the smaller
+// sample has at most 8 values and nothing is tied; otherwise the normal
+// approximation with tie and continuity corrections. 5 runs against 5,
+// fully separated, give p = 2/252 = 0.0079.
 MannWhitney mann_whitney_u(std::span<const double> first, std::span<const double> second);
+
+// Below this many runs on either side an interval is not reported: the
+// percentile bootstrap of a few values spans little more than their range,
+// a precision that is not there (docs/query.md).
+inline constexpr std::size_t minimum_runs_for_interval = 5;
 
 }  // namespace ts::stats

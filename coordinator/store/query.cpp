@@ -7,13 +7,13 @@
 #include <format>
 #include <functional>
 #include <map>
-#include <regex>
 #include <set>
 #include <unordered_map>
 
 #include "coordinator/store/store.hpp"
 #include "shared/errors.hpp"
 #include "shared/statistics.hpp"
+#include "shared/timestamp.hpp"
 
 namespace ts::store {
 namespace {
@@ -133,15 +133,10 @@ Condition condition_of(Database& database, const ResultFilter& filter) {
         "r.sweep_id IN (SELECT sweep_id FROM sweep_tags WHERE tag IN (" + placeholders(filter.tags.size()) + "))",
         filter.tags);
   }
-  if (!filter.since.empty()) {
-    static const std::regex iso(R"(\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z?)?)");
-    if (!std::regex_match(filter.since, iso)) {
-      throw InvalidInput(
-          "--since",
-          "expected an ISO 8601 UTC date or time such as 2026-11-30 or 2026-11-30T18:00Z, got '" + filter.since + "'");
-    }
-    condition.add("r.received_at >= ?", {filter.since});
-  }
+  // received_at is written by utc_timestamp(): fixed width, so instants in
+  // the same form compare as strings.
+  if (!filter.since.empty()) condition.add("r.received_at >= ?", {utc_instant(filter.since, "--since")});
+  if (!filter.until.empty()) condition.add("r.received_at < ?", {utc_instant(filter.until, "--until")});
   for (const auto& [name, value] : filter.where) condition.add(axis_named(name, "--where").sql + " = ?", {value});
   return condition;
 }
@@ -207,6 +202,21 @@ void collect(Database& database, const Condition& condition, const std::vector<c
       const int column = key_count + 1 + static_cast<int>(m);
       if (!select.is_null(column)) group.samples[side][m].push_back(select.real(column) * metrics[m]->scale);
     }
+  }
+}
+
+std::size_t runs_a_side(const std::vector<double>& a, const std::vector<double>& b) {
+  return std::min(a.size(), b.size());
+}
+
+// The estimate and its interval's bounds as three cells; below the minimum
+// runs a side the bounds are null (rendered "n too small"): an interval of
+// two runs would claim a precision that is not there.
+void append_estimate(std::vector<nlohmann::json>& row, const stats::Interval& interval, std::size_t runs) {
+  if (runs >= stats::minimum_runs_for_interval) {
+    row.insert(row.end(), {interval.estimate, interval.low, interval.high});
+  } else {
+    row.insert(row.end(), {interval.estimate, nullptr, nullptr});
   }
 }
 
@@ -373,14 +383,15 @@ Table query(Database& database, const QueryOptions& options) {
       // speedup = reference time / other time; memory reduction = 1 - other / reference.
       if (!reference[epoch_metric].empty() && !other[epoch_metric].empty()) {
         const auto speedup = stats::ratio_of_medians(reference[epoch_metric], other[epoch_metric], bootstrap);
-        row.insert(row.end(), {speedup.estimate, speedup.low, speedup.high});
+        append_estimate(row, speedup, runs_a_side(reference[epoch_metric], other[epoch_metric]));
       } else {
         row.insert(row.end(), {nullptr, nullptr, nullptr});
       }
       if (!reference[memory_metric].empty() && !other[memory_metric].empty() &&
           stats::median(reference[memory_metric]) > 0) {
         const auto ratio = stats::ratio_of_medians(other[memory_metric], reference[memory_metric], bootstrap);
-        row.insert(row.end(), {1 - ratio.estimate, 1 - ratio.high, 1 - ratio.low});
+        append_estimate(row, {1 - ratio.estimate, 1 - ratio.high, 1 - ratio.low},
+                        runs_a_side(reference[memory_metric], other[memory_metric]));
       } else {
         row.insert(row.end(), {nullptr, nullptr, nullptr});
       }
@@ -458,9 +469,10 @@ Table query(Database& database, const QueryOptions& options) {
       if (single != one_rank.end() && ranks.is_number_integer() && !current[throughput_metric].empty() &&
           !single->second->samples[0][throughput_metric].empty()) {
         const double n = ranks.get<double>();
-        const auto ratio = stats::ratio_of_medians(current[throughput_metric],
-                                                   single->second->samples[0][throughput_metric], bootstrap);
-        row.insert(row.end(), {ratio.estimate / n, ratio.low / n, ratio.high / n});
+        const auto& reference = single->second->samples[0][throughput_metric];
+        const auto ratio = stats::ratio_of_medians(current[throughput_metric], reference, bootstrap);
+        append_estimate(row, {ratio.estimate / n, ratio.low / n, ratio.high / n},
+                        runs_a_side(current[throughput_metric], reference));
       } else {
         row.insert(row.end(), {nullptr, nullptr, nullptr});
       }
@@ -584,9 +596,10 @@ std::string render(const Table& table, Format format) {
     };
     auto text = shown_as(row[c]);
     if (has_column(name + "_low") && !row[c].is_null()) {
-      const auto low = std::find(table.columns.begin(), table.columns.end(), name + "_low") - table.columns.begin();
-      text += " [" + shown_as(row[static_cast<std::size_t>(low)]) + ", " +
-              shown_as(row[static_cast<std::size_t>(low) + 1]) + "]";
+      const auto low = static_cast<std::size_t>(std::find(table.columns.begin(), table.columns.end(), name + "_low") -
+                                                table.columns.begin());
+      text += row[low].is_null() ? std::format(" [n too small: < {} runs a side]", stats::minimum_runs_for_interval)
+                                 : " [" + shown_as(row[low]) + ", " + shown_as(row[low + 1]) + "]";
     }
     return text;
   };

@@ -4,6 +4,7 @@
 
 #include "coordinator/store/store.hpp"
 #include "shared/errors.hpp"
+#include "shared/timestamp.hpp"
 #include "tests/support/synthetic_result.hpp"
 
 namespace ts::store {
@@ -21,13 +22,14 @@ class QueryStore : public ::testing::Test {
     add_night("night-2", "2026-11-29T00:00:00.000Z", 1.2);
   }
 
-  void add_night(const std::string& sweep_id, const std::string& created_at, double resnet_compiled_factor) {
+  void add_night(const std::string& sweep_id, const std::string& created_at, double resnet_compiled_factor,
+                 int runs = 6) {
     std::vector<JobRecord> jobs;
     std::vector<nlohmann::json> results;
     int ordinal = 0;
     for (const std::string model : {"mlp", "resnet50"}) {
       for (const std::string mode : {"eager", "compiled"}) {
-        for (int run = 0; run < 6; ++run) {
+        for (int run = 0; run < runs; ++run) {
           const auto job_id = sweep_id + "/" + std::to_string(ordinal);
           jobs.push_back({job_id, ordinal++, model + mode, run, "libtorch", 1, {}, 3});
           // eager 2.0 s (mlp 1.0 s); compiled 1.6 s (0.5 s); each run a little apart.
@@ -113,6 +115,40 @@ TEST_F(QueryStore, WhereTagAndSinceFilter) {
   EXPECT_EQ(run(options).rows.size(), 2u);
 }
 
+TEST_F(QueryStore, SinceAndUntilCompareInstantsAtTheBoundarySecond) {
+  // Every result of night-1 arrives at 18:00:30 UTC, night-2's a day later.
+  store_.database().execute(
+      "UPDATE results SET received_at = CASE sweep_id WHEN 'night-1' THEN '2026-11-28T18:00:30.000Z' "
+      "ELSE '2026-11-29T18:00:30.000Z' END");
+  const auto runs = [&](const std::string& since, const std::string& until) {
+    QueryOptions options;
+    options.group_by = {"sweep"};
+    options.filter.since = since;
+    options.filter.until = until;
+    int64_t total = 0;
+    for (const auto& r : run(options).rows) total += r[column(run(options), "runs")].get<int64_t>();
+    return total;
+  };
+  EXPECT_EQ(runs("2026-11-28T18:00Z", ""), 48);         // ':' sorts before 'Z': compared as text this dropped night-1
+  EXPECT_EQ(runs("2026-11-28T18:00:30Z", ""), 48);      // --since is inclusive
+  EXPECT_EQ(runs("2026-11-28T18:00:30.001Z", ""), 24);  // a millisecond later: night-2 only
+  EXPECT_EQ(runs("", "2026-11-28T18:00:30Z"), 0);       // --until is exclusive
+  EXPECT_EQ(runs("", "2026-11-28T18:00:31"), 24);       // no zone: UTC
+  EXPECT_EQ(runs("2026-11-28T19:00:30+01:00", "2026-11-29"), 24);  // 18:00:30 UTC, in another zone
+  EXPECT_EQ(runs("2026-11-28 18:00:30.0004", "2026-11-30"), 48);   // beyond milliseconds: cut
+}
+
+TEST(UtcInstant, EveryDocumentedFormNamesOneInstant) {
+  EXPECT_EQ(utc_instant("2026-11-30", "--since"), "2026-11-30T00:00:00.000Z");
+  EXPECT_EQ(utc_instant("2026-11-30T18:00Z", "--since"), "2026-11-30T18:00:00.000Z");
+  EXPECT_EQ(utc_instant("2026-11-30T18:00:30.5", "--since"), "2026-11-30T18:00:30.500Z");
+  EXPECT_EQ(utc_instant("2026-12-01T00:30:00+01:00", "--since"), "2026-11-30T23:30:00.000Z");
+  EXPECT_EQ(utc_instant("2026-11-30T23:30-01:00", "--since"), "2026-12-01T00:30:00.000Z");
+  for (const char* bad : {"yesterday", "2026-13-01", "2026-02-30", "2026-11-30T24:00", "2026-11-30T18", "18:00"}) {
+    EXPECT_THROW(utc_instant(bad, "--until"), InvalidInput) << bad;
+  }
+}
+
 TEST_F(QueryStore, BadAxesMetricsAndFiltersNameTheOption) {
   const auto field_of = [&](QueryOptions options) {
     try {
@@ -134,6 +170,9 @@ TEST_F(QueryStore, BadAxesMetricsAndFiltersNameTheOption) {
   QueryOptions bad_since;
   bad_since.filter.since = "yesterday";
   EXPECT_EQ(field_of(bad_since), "--since");
+  QueryOptions bad_until;
+  bad_until.filter.until = "2026-11-30T25:00";
+  EXPECT_EQ(field_of(bad_until), "--until");
   QueryOptions bad_compare;
   bad_compare.compare = "mode=eager";
   EXPECT_EQ(field_of(bad_compare), "--compare");
@@ -170,6 +209,19 @@ TEST_F(QueryStore, CompareModeGivesSpeedupAndMemoryReductionWithIntervals) {
   EXPECT_NEAR(resnet[column(table, "memory_reduction")].get<double>(), 0.2, 1e-9);
   const auto mlp = row(table, {{"model", "mlp"}});
   EXPECT_NEAR(mlp[column(table, "speedup")].get<double>(), 2.0, 1e-9);
+}
+
+TEST_F(QueryStore, BelowFiveRunsASideTheEstimateStandsWithoutAnInterval) {
+  add_night("night-3", "2026-11-30T00:00:00.000Z", 1.0, 2);
+  QueryOptions options;
+  options.compare = "mode";
+  options.filter.sweeps = {"night-3"};
+  const auto table = run(options);
+  const auto mlp = row(table, {{"model", "mlp"}});
+  EXPECT_NEAR(mlp[column(table, "speedup")].get<double>(), 2.0, 1e-9);
+  EXPECT_TRUE(mlp[column(table, "speedup_low")].is_null());
+  EXPECT_TRUE(mlp[column(table, "memory_reduction_high")].is_null());
+  EXPECT_NE(render(table, Format::table).find("n too small"), std::string::npos) << render(table, Format::table);
 }
 
 TEST_F(QueryStore, CompareAnyAxisWithNamedValues) {

@@ -117,12 +117,32 @@ TEST(Bootstrap, LargeSamplesUseOrderStatisticsAndAgreeWithTheBootstrap) {
   EXPECT_NEAR(fast.high, resampled.high, 0.05);
 }
 
-TEST(MannWhitney, SeparatedSamplesMatchTheNormalApproximationByHand) {
-  // x ranks 1..5: R1 = 15, U = 15 - 15 = 0; mean 12.5; sd = sqrt(25 * 11 / 12)
-  // z = (12.5 - 0.5) / 4.78714 = 2.50672; p = 2 (1 - Phi(z)) = 0.012186
+TEST(MannWhitney, SmallSamplesWithoutTiesGetTheExactPValue) {
+  // 5 against 5, fully separated: only 1 of the C(10, 5) = 252 equally
+  // likely rank splits is this extreme each way, so p = 2/252 = 0.0079
+  // (the normal approximation said 0.0122, above the 0.01 rule).
   const auto test = mann_whitney_u(std::vector<double>{1, 2, 3, 4, 5}, std::vector<double>{6, 7, 8, 9, 10});
   EXPECT_DOUBLE_EQ(test.u, 0.0);
-  EXPECT_NEAR(test.p_value, 0.012186, 1e-5);
+  EXPECT_TRUE(test.exact);
+  EXPECT_NEAR(test.p_value, 2.0 / 252.0, 1e-12);
+  // 4 against 4: 2/70, so at least 5 runs a side are needed for p < 0.01.
+  EXPECT_NEAR(mann_whitney_u(std::vector<double>{1, 2, 3, 4}, std::vector<double>{5, 6, 7, 8}).p_value, 2.0 / 70.0,
+              1e-12);
+  // x = {1, 3}, y = {2, 4}: U1 = 1; of the 6 splits, U >= 3 for 2 of them: p = 2 * 2/6.
+  EXPECT_NEAR(mann_whitney_u(std::vector<double>{1, 3}, std::vector<double>{2, 4}).p_value, 2.0 / 3.0, 1e-12);
+}
+
+TEST(MannWhitney, LargeSamplesUseTheNormalApproximationByHand) {
+  // 9 against 9 separated: U = 0, mean 40.5, sd = sqrt(81 * 19 / 12); z = (40.5 - 0.5) / sd.
+  std::vector<double> x, y;
+  for (int i = 0; i < 9; ++i) {
+    x.push_back(i);
+    y.push_back(100 + i);
+  }
+  const auto test = mann_whitney_u(x, y);
+  EXPECT_FALSE(test.exact);
+  const double z = 40.0 / std::sqrt(81.0 * 19.0 / 12.0);
+  EXPECT_NEAR(test.p_value, std::erfc(z / std::sqrt(2.0)), 1e-12);
 }
 
 TEST(MannWhitney, TiesUseMidRanksAndCorrectTheVariance) {
