@@ -52,7 +52,8 @@ Command add_query_command(CLI::App& app) {
       ->delimiter(',');
   command
       ->add_option("--metric", settings->metrics,
-                   "epoch_time, step_time, samples_per_s, peak_memory, compile_time, warmup_time (repeatable)")
+                   "epoch_time, step_time, samples_per_s, peak_memory, warmup_memory, reserved_memory, compile_time, "
+                   "warmup_time (repeatable)")
       ->delimiter(',');
   command->add_option("--compare", settings->compare,
                       "AXIS or AXIS=REF,OTHER: the two values side by side with speedup and memory reduction");

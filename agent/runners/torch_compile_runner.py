@@ -20,7 +20,6 @@ import math
 import os
 import platform
 import re
-import resource
 import socket
 import sys
 import tempfile
@@ -249,6 +248,13 @@ def build_resnet(torch, name, num_classes):
             self.layer3 = self._layer(block, 256, layers[2], 2)
             self.layer4 = self._layer(block, 512, layers[3], 2)
             self.avgpool, self.fc = nn.AdaptiveAvgPool2d(1), nn.Linear(512 * block.expansion, num_classes)
+            # torchvision's initialisation, in its order: the same seed then gives the same weights.
+            for module in self.modules():
+                if isinstance(module, nn.Conv2d):
+                    nn.init.kaiming_normal_(module.weight, mode="fan_out", nonlinearity="relu")
+                elif isinstance(module, nn.BatchNorm2d):
+                    nn.init.constant_(module.weight, 1)
+                    nn.init.constant_(module.bias, 0)
 
         def _layer(self, block, width, count, stride):
             downsample = None
@@ -290,6 +296,8 @@ class Experiment:
         self.model, sample_shape = build_model(torch, job)
         self.model.to(self.device)
         self.parameters = sum(p.numel() for p in self.model.parameters())
+        # As the worker's: the same seed must give the same initial weights.
+        self.initial_parameter_l1 = sum(p.detach().double().abs().sum().item() for p in self.model.parameters())
         torch.manual_seed(job["seed"] + 1)
         shape = (job["batch_size"],) + tuple(sample_shape)
         self.batches = [(torch.randn(shape, device=self.device),
@@ -365,6 +373,57 @@ class Experiment:
         return time.perf_counter() - start, result
 
 
+def resident_size():
+    """(VmRSS, VmHWM) of this process in bytes, from /proc/self/status."""
+    sizes = {}
+    with open("/proc/self/status") as status:
+        for line in status:
+            name, _, rest = line.partition(":")
+            if name in ("VmRSS", "VmHWM"):
+                sizes[name] = int(rest.split()[0]) * 1024
+    return sizes.get("VmRSS", 0), sizes.get("VmHWM", 0)
+
+
+class MemoryProbe:
+    """Memory in phases, as the worker's memory_probe: the process's baseline
+    before the model is built; at the start of the timed phase the warm-up/
+    compile phase's peaks are read and the counters reset; then the timed
+    phase's peaks (schemas/result.schema.json, memory)."""
+
+    def __init__(self, torch, device):
+        self.torch, self.cuda = torch, device.startswith("cuda")
+        self.device = torch.device(device) if self.cuda else None
+        self.report = {} if self.cuda else {"baseline_rss_bytes": resident_size()[0]}
+        self.rss_at_start = 0
+
+    def begin_timed_phase(self):
+        if self.cuda:
+            self.report["warmup_peak_allocated_bytes"] = self.torch.cuda.max_memory_allocated(self.device)
+            self.report["warmup_peak_reserved_bytes"] = self.torch.cuda.max_memory_reserved(self.device)
+            self.torch.cuda.reset_peak_memory_stats(self.device)
+            return
+        self.report["warmup_peak_rss_bytes"] = resident_size()[1]
+        try:
+            with open("/proc/self/clear_refs", "w") as clear_refs:
+                clear_refs.write("5")  # 5: reset the peak resident set size (proc(5))
+            self.report["hwm_reset"] = True
+        except OSError:
+            self.report["hwm_reset"] = False
+        self.rss_at_start = resident_size()[0]
+
+    def end(self):
+        report = dict(self.report)
+        if self.cuda:
+            report.update(source="cuda_allocator",
+                          peak_allocated_bytes=self.torch.cuda.max_memory_allocated(self.device),
+                          peak_reserved_bytes=self.torch.cuda.max_memory_reserved(self.device))
+            return report
+        peak = resident_size()[1]
+        report.update(source="rss", peak_rss_bytes=peak, rss_growth_bytes=max(0, peak - self.rss_at_start),
+                      rss_footprint_bytes=max(0, peak - report["baseline_rss_bytes"]))
+        return report
+
+
 def run(torch, job, ignored):
     from torch._dynamo.utils import counters
     result = {"schema_version": 1, "status": "ok", "runner": {"name": RUNNER_NAME, "version": VERSION},
@@ -390,6 +449,7 @@ def run(torch, job, ignored):
         rest, _ = experiment.timed(lambda: [experiment.step() for _ in range(job["warmup"] - 1)])
         return first, first + rest
 
+    probe = MemoryProbe(torch, job["device"])  # before any model: the process's baseline
     try:
         experiment = Experiment(torch, job, compiled)
         if job["warmup"] > 0:
@@ -414,11 +474,9 @@ def run(torch, job, ignored):
     graphs = counters["stats"].get("unique_graphs", 0)
 
     # Timed epochs: a device synchronisation around every step on CUDA too
-    # (events would add a second clock); memory peaks over the epochs only.
-    cuda = experiment.device.type == "cuda"
-    if cuda:
-        torch.cuda.reset_peak_memory_stats(experiment.device)
-    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # (events would add a second clock); memory in phases, as the worker.
+    experiment.synchronize()
+    probe.begin_timed_phase()
     epoch_seconds, step_seconds, epoch_final = [], [], []
     for epoch in range(job["epochs"]):
         steps = []
@@ -435,14 +493,8 @@ def run(torch, job, ignored):
             with open(progress_path, "a") as progress:
                 progress.write(json.dumps({"epoch": epoch + 1, "epochs": job["epochs"],
                                            "seconds": epoch_seconds[-1]}) + "\n")
-    if cuda:
-        memory = {"source": "cuda_allocator",
-                  "peak_allocated_bytes": torch.cuda.max_memory_allocated(experiment.device),
-                  "peak_reserved_bytes": torch.cuda.max_memory_reserved(experiment.device)}
-    else:
-        memory = {"source": "rss", "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-                  # As the worker: growth of the peak over the timed epochs.
-                  "rss_growth_bytes": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before) * 1024}
+    experiment.synchronize()
+    memory = probe.end()
 
     all_steps = sorted(s for epoch in step_seconds for s in epoch)
     median_step = quantile(all_steps, 0.5)
@@ -469,6 +521,7 @@ def run(torch, job, ignored):
         "capture_seconds": None, "precision": job["precision"],
         "autocast_dtype": {"bf16": "bfloat16", "fp16": "float16"}.get(job["precision"]),
         "device": str(experiment.device), "model_parameters": experiment.parameters,
+        "initial_parameter_l1": experiment.initial_parameter_l1,
         "compile": {"backend": job["backend"], "compile_mode": job["compile_mode"], "dynamic": job["dynamic"],
                     "fullgraph": job["fullgraph"], "graph_breaks": graph_breaks, "graphs": graphs,
                     "break_reasons": break_reasons} if compiled else None}

@@ -51,6 +51,9 @@ Experiment::Experiment(const Job& job, torch::Device device, PrecisionPlan plan,
     for (const auto& buffer : model_.module->buffers()) state.push_back(buffer);
     broadcast_tensors(state, parallel->collective, 0);
   }
+  for (const auto& parameter : model_.module->parameters()) {
+    initial_parameter_l1_ += parameter.detach().to(torch::kFloat64).abs().sum().item<double>();
+  }
   const int rank = parallel ? parallel->world.rank() : 0;
   data_ = std::make_unique<SyntheticData>(job.batch_size, model_.sample_shape, model_.num_classes, job.data_batches,
                                           rank_data_seed(job.seed, rank), device);
@@ -89,10 +92,9 @@ void Experiment::warm_up(TimingReport& timing, std::optional<FusionReport>& fusi
   });
 }
 
-void Experiment::run_timed_epochs(TimingReport& timing, LossReport& loss, MemoryReport& memory) {
+void Experiment::run_timed_epochs(TimingReport& timing, LossReport& loss, MemoryProbe& probe, MemoryReport& memory) {
   if (reducer_) reducer_->take_statistics();  // the warm-up's, dropped
-  MemoryProbe probe(device_);
-  probe.begin();
+  probe.begin_timed_phase();
   timing.iterations_per_epoch = job_.iters;
   std::optional<ProgressFile> progress;  // rank 0 speaks for the job
   if (!parallel_ || parallel_->world.rank() == 0) progress.emplace();
@@ -229,7 +231,7 @@ DistributedReport report_data_parallel(Experiment& experiment, const DataParalle
     }
   }
   mine.compute_seconds = step_total - mine.exposed_communication_seconds;
-  mine.peak_memory_bytes = memory.peak_allocated_bytes ? memory.peak_allocated_bytes : memory.peak_rss_bytes;
+  mine.peak_memory_bytes = memory.peak_allocated_bytes ? memory.peak_allocated_bytes : memory.rss_footprint_bytes;
   report.communication_fraction = step_total > 0 ? mine.exposed_communication_seconds / step_total : 0.0;
   if (const auto* reducer = experiment.reducer()) {
     report.buckets = reducer->bucket_count();
@@ -277,6 +279,7 @@ Result run_experiment(const Job& job, const MpiWorld* world, const CaptureFuncti
       result.ranks_diverged = world->size() > 1;
     }
 
+    MemoryProbe memory_probe(device);  // before any model: the process's baseline
     ExecutionReport execution;
     execution.task = job.task;
     execution.precision = job.precision;
@@ -310,13 +313,14 @@ Result run_experiment(const Job& job, const MpiWorld* world, const CaptureFuncti
     }
     LossReport loss;
     MemoryReport memory;
-    experiment->run_timed_epochs(timing, loss, memory);
+    experiment->run_timed_epochs(timing, loss, memory_probe, memory);
     summarize_timing(timing, job.batch_size * ranks, job.task);
     if (parallel) execution.distributed = report_data_parallel(*experiment, *parallel, timing, memory, device);
     execution.compiler = experiment->compiler();
     execution.capture_seconds = experiment->capture_seconds();
     execution.loss_scaling = experiment->loss_scaling();
     execution.model_parameters = experiment->parameters();
+    execution.initial_parameter_l1 = experiment->initial_parameter_l1();
     result.execution = execution;
     result.timing = std::move(timing);
     result.loss = std::move(loss);

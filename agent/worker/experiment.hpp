@@ -12,6 +12,7 @@
 #include "agent/worker/distributed/data_parallel.hpp"
 #include "agent/worker/forward_path.hpp"
 #include "agent/worker/job.hpp"
+#include "agent/worker/memory_probe.hpp"
 #include "agent/worker/result.hpp"
 #include "agent/worker/synthetic_data.hpp"
 
@@ -34,11 +35,15 @@ class Experiment {
   // Warm-up iterations; the first one is also timed alone, and in compiled
   // mode the fused kernels are observed during the last one.
   void warm_up(TimingReport& timing, std::optional<FusionReport>& fusion);
-  void run_timed_epochs(TimingReport& timing, LossReport& loss, MemoryReport& memory);
+  // `probe` was created before the model: it resets its counters here.
+  void run_timed_epochs(TimingReport& timing, LossReport& loss, MemoryProbe& probe, MemoryReport& memory);
 
   std::optional<double> capture_seconds() const { return capture_seconds_; }
   std::string compiler() const { return path_->compiler(); }
   int64_t parameters() const;
+  // Sum of |w| over the trainable parameters as built (float64): the same
+  // seed must give every runner the same figure (docs/runners.md).
+  double initial_parameter_l1() const { return initial_parameter_l1_; }
   std::optional<LossScalingReport> loss_scaling() const;
   torch::nn::Module& module() { return *model_.module; }
   // The gradient reducer's record of the timed steps (multi-rank training).
@@ -62,6 +67,7 @@ class Experiment {
   std::unique_ptr<ForwardPath> path_;
   std::unique_ptr<GradientReducer> reducer_;  // after model_: its hooks go first
   std::optional<double> capture_seconds_;
+  double initial_parameter_l1_ = 0;
   std::optional<double> first_loss_;
   std::optional<ReducerStatistics> timed_reduction_;
 };

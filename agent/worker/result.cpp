@@ -46,7 +46,8 @@ nlohmann::json to_json(const ExecutionReport& e) {
                      {"precision", e.precision},
                      {"autocast_dtype", optional_json(e.autocast_dtype)},
                      {"device", e.device},
-                     {"model_parameters", e.model_parameters}};
+                     {"model_parameters", e.model_parameters},
+                     {"initial_parameter_l1", e.initial_parameter_l1}};
   out["fusion"] = e.fusion ? nlohmann::json{{"fused_kernels", e.fusion->fused_kernels},
                                             {"fused_launches_per_step", e.fusion->fused_launches_per_step},
                                             {"kernel_names", e.fusion->kernel_names}}
@@ -80,10 +81,19 @@ nlohmann::json to_json(const TimingReport& t) {
 
 nlohmann::json to_json(const MemoryReport& m) {
   nlohmann::json out{{"source", m.source}};
-  if (m.peak_rss_bytes) out["peak_rss_bytes"] = *m.peak_rss_bytes;
-  if (m.rss_growth_bytes) out["rss_growth_bytes"] = *m.rss_growth_bytes;
-  if (m.peak_allocated_bytes) out["peak_allocated_bytes"] = *m.peak_allocated_bytes;
-  if (m.peak_reserved_bytes) out["peak_reserved_bytes"] = *m.peak_reserved_bytes;
+  const auto put = [&](const char* name, const auto& value) {
+    if (value) out[name] = *value;
+  };
+  put("peak_rss_bytes", m.peak_rss_bytes);
+  put("rss_growth_bytes", m.rss_growth_bytes);
+  put("rss_footprint_bytes", m.rss_footprint_bytes);
+  put("baseline_rss_bytes", m.baseline_rss_bytes);
+  put("warmup_peak_rss_bytes", m.warmup_peak_rss_bytes);
+  put("hwm_reset", m.hwm_reset);
+  put("peak_allocated_bytes", m.peak_allocated_bytes);
+  put("peak_reserved_bytes", m.peak_reserved_bytes);
+  put("warmup_peak_allocated_bytes", m.warmup_peak_allocated_bytes);
+  put("warmup_peak_reserved_bytes", m.warmup_peak_reserved_bytes);
   return out;
 }
 

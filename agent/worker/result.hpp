@@ -65,6 +65,7 @@ struct ExecutionReport {
   std::optional<LossScalingReport> loss_scaling;
   std::string device;
   int64_t model_parameters = 0;
+  double initial_parameter_l1 = 0;
   std::optional<DistributedReport> distributed;
 };
 
@@ -97,10 +98,19 @@ void summarize_timing(TimingReport& timing, int64_t samples_per_step, Task task)
 nlohmann::json to_json(const RankReport& report);
 RankReport rank_report_from_json(const nlohmann::json& document);
 
+// schemas/result.schema.json's memory: the timed phase's figures, and apart
+// the warm-up/compile phase's.
 struct MemoryReport {
   std::string source;  // "rss" or "cuda_allocator"
-  std::optional<int64_t> peak_rss_bytes, rss_growth_bytes;
+  // CPU, timed phase: the resident high-water mark, what the phase added to
+  // the resident size it started with, and the mark above the process's
+  // baseline before the model was built (the default figure).
+  std::optional<int64_t> peak_rss_bytes, rss_growth_bytes, rss_footprint_bytes;
+  std::optional<int64_t> baseline_rss_bytes, warmup_peak_rss_bytes;
+  std::optional<bool> hwm_reset;  // false: the mark could not be reset and spans the process life
+  // CUDA, timed phase and warm-up/compile phase.
   std::optional<int64_t> peak_allocated_bytes, peak_reserved_bytes;
+  std::optional<int64_t> warmup_peak_allocated_bytes, warmup_peak_reserved_bytes;
 };
 
 struct LossReport {

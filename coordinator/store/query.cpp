@@ -56,6 +56,8 @@ const std::vector<Metric>& metric_table() {
       {"step_time", "step_time_s", "r.median_step_s"},
       {"samples_per_s", "samples_per_s", "r.samples_per_s", 1, true},
       {"peak_memory", "peak_memory_mib", "r.peak_memory_bytes", 1.0 / (1024 * 1024)},
+      {"warmup_memory", "warmup_memory_mib", "r.warmup_peak_memory_bytes", 1.0 / (1024 * 1024)},
+      {"reserved_memory", "reserved_memory_mib", "r.peak_reserved_bytes", 1.0 / (1024 * 1024)},
       {"compile_time", "compile_time_s", "r.compile_s"},
       {"warmup_time", "warmup_time_s", "r.warmup_s"},
   };
@@ -154,6 +156,7 @@ nlohmann::json cell(Statement& row, int column) {
 
 struct Group {
   std::vector<nlohmann::json> key;
+  std::array<int64_t, 2> flagged{};  // runs flagged noisy or warmup_insufficient, per side
   // samples[side][metric]: per-run values (side 0: the reference or the
   // filtered results, side 1: the other compared value or the baseline)
   std::array<std::vector<std::vector<double>>, 2> samples;
@@ -172,6 +175,7 @@ void collect(Database& database, const Condition& condition, const std::vector<c
   std::string sql = "SELECT ";
   for (const auto* axis : keys) sql += axis->sql + ", ";
   sql += side_axis ? side_axis->sql : "NULL";
+  sql += ", COALESCE(r.noisy, 0) + COALESCE(r.warmup_insufficient, 0) > 0";
   for (const auto* metric : metrics) sql += ", " + metric->sql;
   sql += " FROM results r WHERE " + condition.sql;
   auto select = database.prepare(sql);
@@ -198,8 +202,9 @@ void collect(Database& database, const Condition& condition, const std::vector<c
       grouping.groups.push_back(std::move(group));
     }
     auto& group = grouping.groups[found->second];
+    group.flagged[static_cast<std::size_t>(side)] += select.integer(key_count + 1);
     for (std::size_t m = 0; m < metrics.size(); ++m) {
-      const int column = key_count + 1 + static_cast<int>(m);
+      const int column = key_count + 2 + static_cast<int>(m);
       if (!select.is_null(column)) group.samples[side][m].push_back(select.real(column) * metrics[m]->scale);
     }
   }
@@ -401,6 +406,7 @@ Table query(Database& database, const QueryOptions& options) {
   }
 
   table.columns.push_back("runs");
+  table.columns.push_back("flagged");  // runs flagged noisy or warmup_insufficient
   if (!baseline_id.empty()) table.columns.push_back("baseline_runs");
   for (std::size_t m = 0; m < shown_metrics; ++m) {
     table.columns.push_back(metrics[m]->column);
@@ -434,6 +440,7 @@ Table query(Database& database, const QueryOptions& options) {
     if (runs == 0 && baseline_id.empty()) continue;
     auto row = group.key;
     row.push_back(static_cast<int64_t>(current[0].size()));
+    row.push_back(group.flagged[0]);
     if (!baseline_id.empty()) row.push_back(static_cast<int64_t>(base[0].size()));
     for (std::size_t m = 0; m < shown_metrics; ++m) {
       row.push_back(median_or_null(current[m]));
@@ -484,15 +491,39 @@ Table query(Database& database, const QueryOptions& options) {
 
 Table export_results(Database& database, const ResultFilter& filter) {
   const auto condition = condition_of(database, filter);
-  static const std::vector<std::string> columns{
-      "job_id",     "attempt",        "sweep_id",          "status",
-      "model",      "task",           "batch_size",        "precision",
-      "mode",       "mode_ran",       "compiler",          "runner",
-      "gpus",       "device_name",    "torch_version",     "host",
-      "agent",      "median_epoch_s", "samples_per_s",     "median_step_s",
-      "compile_s",  "warmup_s",       "peak_memory_bytes", "peak_allocated_bytes",
-      "noisy",      "fused_kernels",  "fallback_reason",   "error",
-      "received_at"};
+  static const std::vector<std::string> columns{"job_id",
+                                                "attempt",
+                                                "sweep_id",
+                                                "status",
+                                                "model",
+                                                "task",
+                                                "batch_size",
+                                                "precision",
+                                                "mode",
+                                                "mode_ran",
+                                                "compiler",
+                                                "runner",
+                                                "gpus",
+                                                "device_name",
+                                                "torch_version",
+                                                "host",
+                                                "agent",
+                                                "median_epoch_s",
+                                                "samples_per_s",
+                                                "median_step_s",
+                                                "compile_s",
+                                                "warmup_s",
+                                                "peak_memory_bytes",
+                                                "peak_memory_field",
+                                                "peak_allocated_bytes",
+                                                "peak_reserved_bytes",
+                                                "warmup_peak_memory_bytes",
+                                                "noisy",
+                                                "warmup_insufficient",
+                                                "fused_kernels",
+                                                "fallback_reason",
+                                                "error",
+                                                "received_at"};
   std::string sql = "SELECT ";
   for (std::size_t i = 0; i < columns.size(); ++i) sql += (i ? ", r." : "r.") + columns[i];
   sql += " FROM results r WHERE " + condition.sql + " ORDER BY r.received_at, r.job_id, r.attempt";

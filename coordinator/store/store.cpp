@@ -3,6 +3,7 @@
 #include "coordinator/store/migrations.hpp"
 #include "shared/errors.hpp"
 #include "shared/schema.hpp"
+#include "shared/statistics.hpp"
 #include "shared/timestamp.hpp"
 
 namespace ts::store {
@@ -31,6 +32,45 @@ std::string device_name(const nlohmann::json& result) {
   return context.at("cpu_model").get<std::string>();
 }
 
+// The one memory figure a result is compared by (docs/methodology.md): the
+// timed phase's peak allocated on CUDA, its resident high-water mark above
+// the process's baseline on CPU; and the warm-up/compile phase's apart.
+// Documents of runners before memory phases fall back to what they had.
+struct MemoryFigures {
+  std::optional<int64_t> peak, warmup_peak;
+  std::optional<std::string> field;
+};
+
+MemoryFigures memory_figures(const nlohmann::json& result) {
+  using Pointer = nlohmann::json::json_pointer;
+  const bool cuda = result.value(Pointer("/memory/source"), std::string()) == "cuda_allocator";
+  const std::vector<std::string> preference =
+      cuda ? std::vector<std::string>{"peak_allocated_bytes", "peak_reserved_bytes"}
+           : std::vector<std::string>{"rss_footprint_bytes", "peak_rss_bytes"};
+  MemoryFigures figures;
+  for (const auto& name : preference) {
+    if (const auto value = optional_at<int64_t>(result, Pointer("/memory/" + name))) {
+      figures.peak = value;
+      figures.field = name;
+      break;
+    }
+  }
+  figures.warmup_peak = optional_at<int64_t>(
+      result, Pointer(cuda ? "/memory/warmup_peak_allocated_bytes" : "/memory/warmup_peak_rss_bytes"));
+  return figures;
+}
+
+// Whether warm-up reached the steady state, judged here so that one rule
+// holds for every runner: the first timed epoch may take at most 1.5 times
+// the median of the others. Nothing to judge with fewer than 2 epochs.
+std::optional<int64_t> warmup_insufficient(const nlohmann::json& result) {
+  if (!result.contains("timing")) return std::nullopt;
+  const auto epochs = result.at("timing").at("epoch_seconds").get<std::vector<double>>();
+  if (epochs.size() < 2) return std::nullopt;
+  const std::vector<double> rest(epochs.begin() + 1, epochs.end());
+  return epochs.front() > warmup_insufficient_ratio * stats::median(rest) ? 1 : 0;
+}
+
 }  // namespace
 
 Store::Store(const std::string& path)
@@ -40,9 +80,11 @@ Store::Store(const std::string& path)
           "INSERT OR IGNORE INTO results (job_id, attempt, sweep_id, status, model, task, batch_size, precision, "
           "mode, mode_ran, compiler, runner, gpus, device_name, torch_version, host, agent, median_epoch_s, "
           "samples_per_s, median_step_s, compile_s, warmup_s, peak_memory_bytes, peak_allocated_bytes, noisy, "
-          "fused_kernels, fallback_reason, error, received_at) "
+          "fused_kernels, fallback_reason, error, received_at, peak_memory_field, warmup_peak_memory_bytes, "
+          "peak_reserved_bytes, warmup_insufficient) "
           "VALUES (?1, ?2, COALESCE((SELECT sweep_id FROM jobs WHERE job_id = ?1), ?3), ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-          "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)")),
+          "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, "
+          "?32, ?33)")),
       insert_document_(database_.prepare("INSERT INTO result_documents (job_id, attempt, document) VALUES (?, ?, ?)")),
       insert_epoch_(database_.prepare(
           "INSERT INTO result_epochs (job_id, attempt, epoch, seconds, step_seconds) VALUES (?, ?, ?, ?, ?)")),
@@ -103,8 +145,7 @@ bool Store::insert_result(const nlohmann::json& result, const std::string& agent
   const auto first_iteration = optional_at<double>(result, Pointer("/timing/first_iteration_seconds"));
   std::optional<double> compile;
   if (capture || first_iteration) compile = capture.value_or(0.0) + first_iteration.value_or(0.0);
-  auto peak = optional_at<int64_t>(result, Pointer("/memory/peak_reserved_bytes"));
-  if (!peak) peak = optional_at<int64_t>(result, Pointer("/memory/peak_rss_bytes"));
+  const auto memory = memory_figures(result);
   const auto noisy = optional_at<bool>(result, Pointer("/timing/noisy"));
 
   insert_result_
@@ -119,12 +160,13 @@ bool Store::insert_result(const nlohmann::json& result, const std::string& agent
                 optional_at<double>(result, Pointer("/timing/median_epoch_seconds")),
                 optional_at<double>(result, Pointer("/timing/samples_per_second")),
                 optional_at<double>(result, Pointer("/timing/median_step_seconds")), compile,
-                optional_at<double>(result, Pointer("/timing/warmup_seconds")), peak,
+                optional_at<double>(result, Pointer("/timing/warmup_seconds")), memory.peak,
                 optional_at<int64_t>(result, Pointer("/memory/peak_allocated_bytes")),
                 noisy ? std::optional<int64_t>(*noisy ? 1 : 0) : std::nullopt,
                 optional_at<int64_t>(result, Pointer("/execution/fusion/fused_kernels")),
                 optional_at<std::string>(result, Pointer("/execution/fallback_reason")),
-                optional_at<std::string>(result, Pointer("/error")), utc_timestamp())
+                optional_at<std::string>(result, Pointer("/error")), utc_timestamp(), memory.field, memory.warmup_peak,
+                optional_at<int64_t>(result, Pointer("/memory/peak_reserved_bytes")), warmup_insufficient(result))
       .run();
   if (insert_result_.changes() == 0) return false;  // (job_id, attempt) already stored
   insert_document_.bind_all(job_id, attempt, result.dump()).run();

@@ -76,13 +76,40 @@ TEST_F(QueryStore, GroupsPoolRunsAcrossSweepsWithMedians) {
   options.group_by = {"model", "mode"};
   options.metrics = {"epoch_time", "peak_memory"};
   const auto table = run(options);
-  EXPECT_EQ(table.columns, (std::vector<std::string>{"model", "mode", "runs", "epoch_time_s", "peak_memory_mib"}));
+  EXPECT_EQ(table.columns,
+            (std::vector<std::string>{"model", "mode", "runs", "flagged", "epoch_time_s", "peak_memory_mib"}));
   ASSERT_EQ(table.rows.size(), 4u);
   const auto mlp_eager = row(table, {{"model", "mlp"}, {"mode", "eager"}});
   EXPECT_EQ(mlp_eager[2], 12);
+  EXPECT_EQ(mlp_eager[3], 0);
   // 12 runs: 1.00..1.05 twice; the median of the middle pair (1.02, 1.03).
-  EXPECT_NEAR(mlp_eager[3].get<double>(), 1.025, 1e-9);
-  EXPECT_NEAR(mlp_eager[4].get<double>(), 1000.0, 1e-9);
+  EXPECT_NEAR(mlp_eager[4].get<double>(), 1.025, 1e-9);
+  EXPECT_NEAR(mlp_eager[5].get<double>(), 1000.0, 1e-9);
+}
+
+TEST_F(QueryStore, AFirstEpochFarAboveTheOthersFlagsInsufficientWarmup) {
+  std::vector<nlohmann::json> results;
+  std::vector<JobRecord> jobs;
+  for (const auto& [id, epochs] : std::vector<std::pair<std::string, std::vector<double>>>{
+           {"w/0", {1.6, 1.0, 1.0}}, {"w/1", {1.4, 1.0, 1.0}}, {"w/2", {1.0}}}) {
+    jobs.push_back({id, static_cast<int64_t>(jobs.size()), "c", 0, "libtorch", 1, {}, 3});
+    SyntheticResult r;
+    r.job_id = id;
+    r.epoch_seconds = epochs;
+    results.push_back(make_result(r));
+  }
+  store_.add_sweep({"w", "warm", nlohmann::json::object(), {}, "test", 0, "2026-11-30T00:00:00.000Z"}, jobs);
+  store_.ingest_results(results, "agent");
+  auto flags =
+      store_.database().prepare("SELECT job_id, warmup_insufficient FROM results WHERE sweep_id = 'w' ORDER BY job_id");
+  std::vector<std::string> seen;
+  while (flags.step()) seen.push_back(flags.text(0) + "=" + (flags.is_null(1) ? "null" : flags.text(1)));
+  EXPECT_EQ(seen, (std::vector<std::string>{"w/0=1", "w/1=0", "w/2=null"}));  // over 1.5x; under; one epoch
+  QueryOptions options;
+  options.filter.sweeps = {"w"};
+  const auto table = run(options);
+  ASSERT_EQ(table.rows.size(), 1u);
+  EXPECT_EQ(table.rows[0][column(table, "flagged")], 1);
 }
 
 TEST_F(QueryStore, SweepFilterResolvesIdsAndNewestByName) {

@@ -4,7 +4,8 @@
 The runner is run as the agent runs it (--job FILE --out FILE); its result
 documents are checked with an independent validator (python3-jsonschema)
 against schemas/result.schema.json, its models against the LibTorch
-worker's parameter counts, and its exit codes against the worker contract.
+worker's parameter counts, initial weights and first-step losses, and its
+exit codes against the worker contract.
 Shapes are tiny, so torch.compile takes seconds.
 
     torch_compile_runner_test.py --runner PATH --worker PATH --schemas DIR
@@ -128,7 +129,11 @@ class TorchCompileRunner(unittest.TestCase):
         self.assert_valid(infer)
         self.assertEqual(set(infer.result["timing"]["latency"]), {"p50", "p90", "p99"})
 
-    def test_models_have_the_workers_parameter_counts(self):
+    def test_same_job_same_seed_gives_the_workers_parameters_weights_and_first_step_loss(self):
+        """Both runners eager, fp32, same seed: the same trainable parameters,
+        the same initial weights (their float64 sum of |w|) and the same loss
+        before the first update, so both train the same model on the same
+        data from the same start."""
         jobs = [TINY_MLP,
                 {"schema_version": 1, "model": "transformer", "batch_size": 2, "width": 32, "heads": 4, "depth": 2,
                  "seq_len": 8, "num_classes": 10, "epochs": 1, "warmup": 1, "iters": 1, "threads": 1},
@@ -142,8 +147,13 @@ class TorchCompileRunner(unittest.TestCase):
             for hidden in ([False, True] if job["model"].startswith("resnet") else [False]):
                 ours = Run(ARGS.runner, job, without_torchvision=hidden)
                 self.assertEqual(ours.exit_code, 0, ours.stderr)
+                case = (job["model"], "runner's own model" if hidden else "torchvision's")
                 self.assertEqual(ours.result["execution"]["model_parameters"],
-                                 theirs.result["execution"]["model_parameters"], (job["model"], hidden))
+                                 theirs.result["execution"]["model_parameters"], case)
+                self.assertAlmostEqual(ours.result["execution"]["initial_parameter_l1"] /
+                                       theirs.result["execution"]["initial_parameter_l1"], 1.0, delta=1e-9, msg=case)
+                self.assertAlmostEqual(ours.result["loss"]["first_step"] / theirs.result["loss"]["first_step"], 1.0,
+                                       delta=1e-5, msg=case)
 
 
 if __name__ == "__main__":

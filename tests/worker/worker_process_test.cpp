@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "shared/schema.hpp"
 #include "tests/support/process.hpp"
@@ -54,6 +55,32 @@ TEST_F(WorkerProcess, BadJobsExitWith2NameTheFieldAndWriteNoResult) {
     EXPECT_NE(finished.err.find(c.mentioned), std::string::npos) << finished.err;
     EXPECT_FALSE(std::filesystem::exists(out_path())) << c.job;
   }
+}
+
+TEST_F(WorkerProcess, TheDefaultCpuMemoryFigureIsTheJobsOwnAndGrowsWithBatchSize) {
+  // The timed phase's resident high-water mark above the process's baseline
+  // (rss_footprint_bytes, the store's default on CPU): it measures the
+  // model's work, so a batch 256 times larger needs visibly more; the
+  // process's own baseline (libtorch loaded) is the same for both.
+  const auto memory_at = [&](int64_t batch) {
+    auto job = testing::tiny_mlp();
+    job.update(
+        {{"batch_size", batch}, {"input_size", 256}, {"width", 1024}, {"epochs", 1}, {"warmup", 2}, {"iters", 2}});
+    const auto finished = run_program({TS_WORKER_BINARY, "--job", write_job(job.dump()), "--out", out_path()});
+    EXPECT_EQ(finished.exit_code, 0) << finished.err;
+    std::ifstream in(out_path());
+    return nlohmann::json::parse(in).at("memory");
+  };
+  const auto small = memory_at(16);
+  const auto large = memory_at(4096);
+  EXPECT_EQ(small.at("source"), "rss");
+  EXPECT_EQ(large.at("hwm_reset"), true);
+  // 4096 x 1024 floats per activation alone is 16 MiB.
+  EXPECT_GT(large.at("rss_footprint_bytes").get<int64_t>(), small.at("rss_footprint_bytes").get<int64_t>() + (16 << 20))
+      << small.dump() << "\n"
+      << large.dump();
+  EXPECT_LT(small.at("rss_footprint_bytes").get<int64_t>(), small.at("baseline_rss_bytes").get<int64_t>());
+  EXPECT_GE(large.at("warmup_peak_rss_bytes").get<int64_t>(), large.at("baseline_rss_bytes").get<int64_t>());
 }
 
 TEST_F(WorkerProcess, BadFlagValuesExitWith2) {

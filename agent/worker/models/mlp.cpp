@@ -3,9 +3,11 @@
 namespace ts::worker {
 
 MlpImpl::MlpImpl(int64_t input_size, int64_t width, int64_t depth, int64_t num_classes)
-    : hidden(register_module("hidden", torch::nn::ModuleList())),
-      head(register_module("head", torch::nn::Linear(width, num_classes))) {
+    : hidden(register_module("hidden", torch::nn::ModuleList())) {
+  // Hidden layers first, then the head, as the Python runners build it: the
+  // seeded generator then hands both the same initial weights.
   for (int64_t i = 0; i < depth; ++i) hidden->push_back(torch::nn::Linear(i == 0 ? input_size : width, width));
+  head = register_module("head", torch::nn::Linear(width, num_classes));
 }
 
 torch::Tensor MlpImpl::forward(const torch::Tensor& x) {

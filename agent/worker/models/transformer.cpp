@@ -37,11 +37,13 @@ torch::Tensor EncoderBlockImpl::forward(const torch::Tensor& x) {
 }
 
 TransformerImpl::TransformerImpl(int64_t seq_len, int64_t width, int64_t depth, int64_t heads, int64_t num_classes)
-    : blocks(register_module("blocks", nn::ModuleList())),
-      ln_final(register_module("ln_final", nn::LayerNorm(nn::LayerNormOptions({width})))),
-      head(register_module("head", nn::Linear(width, num_classes))) {
-  positions = register_parameter("positions", torch::randn({seq_len, width}) * 0.02);
+    : blocks(register_module("blocks", nn::ModuleList())) {
+  // Built in the Python runners' order (blocks, final norm, head, positions),
+  // so the seeded generator hands both the same initial weights.
   for (int64_t i = 0; i < depth; ++i) blocks->push_back(EncoderBlock(width, heads));
+  ln_final = register_module("ln_final", nn::LayerNorm(nn::LayerNormOptions({width})));
+  head = register_module("head", nn::Linear(width, num_classes));
+  positions = register_parameter("positions", torch::randn({seq_len, width}) * 0.02);
 }
 
 torch::Tensor TransformerImpl::forward(const torch::Tensor& x) {
