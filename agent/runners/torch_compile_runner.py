@@ -331,9 +331,10 @@ class Experiment:
     def loss_of(self, output, targets):
         return self.torch.nn.functional.cross_entropy(output.float(), targets)
 
-    def step(self):
+    def step(self, batch=None):
+        """One step on `batch` (the next of the cycled batches when None)."""
         torch = self.torch
-        inputs, targets = self.next_batch()
+        inputs, targets = batch if batch is not None else self.next_batch()
         autocast = torch.autocast(self.device.type, dtype=self.autocast_dtype, enabled=self.autocast_dtype is not None)
         if self.train:
             self.optimizer.zero_grad(set_to_none=True)
@@ -371,6 +372,81 @@ class Experiment:
         result = work()
         self.synchronize()
         return time.perf_counter() - start, result
+
+
+class HostClock:
+    """The worker's HostStepClock: the host's monotonic clock around each
+    step and each epoch; on CPU there is nothing to synchronise."""
+    name = "steady_clock"
+
+    def __init__(self, now=time.perf_counter):
+        self.now = now
+
+    def begin_epoch(self):
+        self.steps, self.epoch_start = [], self.now()
+
+    def begin_step(self):
+        self.step_start = self.now()
+
+    def end_step(self):
+        self.steps.append(self.now() - self.step_start)
+
+    def end_epoch(self):
+        return self.now() - self.epoch_start, self.steps
+
+
+class CudaEventClock:
+    """The worker's CudaStepClock: a device synchronisation and a host clock
+    read at each epoch boundary, steps timed by CUDA event pairs recorded on
+    the stream without synchronising. The events are made (and recorded once)
+    before the timed epochs, never inside them."""
+    name = "cuda_events"
+
+    def __init__(self, torch, device, steps, now=time.perf_counter):
+        self.torch, self.device, self.now = torch, device, now
+        self.events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                       for _ in range(steps)]
+        for start, end in self.events:
+            start.record()
+            end.record()
+        torch.cuda.synchronize(device)
+
+    def begin_epoch(self):
+        self.torch.cuda.synchronize(self.device)
+        self.index, self.epoch_start = 0, self.now()
+
+    def begin_step(self):
+        self.events[self.index][0].record()
+
+    def end_step(self):
+        self.events[self.index][1].record()
+        self.index += 1
+
+    def end_epoch(self):
+        self.torch.cuda.synchronize(self.device)
+        seconds = self.now() - self.epoch_start
+        return seconds, [start.elapsed_time(end) / 1000.0 for start, end in self.events[:self.index]]
+
+
+def timed_epochs(experiment, clock, epochs, iters, on_epoch=lambda epoch, seconds: None):
+    """The timed region, as the worker's (docs/methodology.md): batches are on
+    the device before the clock starts, the clock sees only the steps, and the
+    device is synchronised at epoch boundaries only. Returns per-epoch
+    seconds, per-step seconds and each epoch's last loss."""
+    epoch_seconds, step_seconds, epoch_final = [], [], []
+    for epoch in range(epochs):
+        clock.begin_epoch()
+        for _ in range(iters):
+            batch = experiment.next_batch()
+            clock.begin_step()
+            output, targets = experiment.step(batch)
+            clock.end_step()
+        seconds, steps = clock.end_epoch()
+        epoch_seconds.append(seconds)
+        step_seconds.append(steps)
+        epoch_final.append(experiment.loss_value(output, targets))
+        on_epoch(epoch, seconds)
+    return epoch_seconds, step_seconds, epoch_final
 
 
 def resident_size():
@@ -445,15 +521,16 @@ def run(torch, job, ignored):
     progress_path = os.environ.get("TORCHSWEEP_PROGRESS_FILE")
 
     def warm_up(experiment):
-        first, _ = experiment.timed(experiment.step)  # compilation happens here
+        # Compilation happens in the first step, never in the timed epochs:
+        # with warmup 0 that one step still runs (as the worker's).
+        first, _ = experiment.timed(experiment.step)
         rest, _ = experiment.timed(lambda: [experiment.step() for _ in range(job["warmup"] - 1)])
         return first, first + rest
 
     probe = MemoryProbe(torch, job["device"])  # before any model: the process's baseline
     try:
         experiment = Experiment(torch, job, compiled)
-        if job["warmup"] > 0:
-            timing["first_iteration_seconds"], timing["warmup_seconds"] = warm_up(experiment)
+        timing["first_iteration_seconds"], timing["warmup_seconds"] = warm_up(experiment)
     except Unsupported:
         raise
     except Exception as error:  # noqa: BLE001 - any compile failure is the job's outcome
@@ -464,35 +541,27 @@ def run(torch, job, ignored):
         result["warnings"].append(f"compiled mode fell back to eager: {fallback_reason}")
         torch._dynamo.reset()
         experiment = Experiment(torch, job, False)
-        if job["warmup"] > 0:
-            timing["first_iteration_seconds"], timing["warmup_seconds"] = warm_up(experiment)
+        timing["first_iteration_seconds"], timing["warmup_seconds"] = warm_up(experiment)
     if job["warmup"] == 0:
-        timing["first_iteration_seconds"], timing["warmup_seconds"] = None, 0.0
-        result["warnings"].append("warmup is 0: the first timed epoch includes compilation and allocator growth")
+        result["warnings"].append("warmup is 0: only the first iteration (compilation) ran before the timed epochs; "
+                                  "allocator growth and tuning may still fall in them")
     graph_breaks = sum(counters["graph_break"].values())
     break_reasons = sorted(counters["graph_break"].keys())
     graphs = counters["stats"].get("unique_graphs", 0)
 
-    # Timed epochs: a device synchronisation around every step on CUDA too
-    # (events would add a second clock); memory in phases, as the worker.
+    # Timed epochs: the worker's timed region and clocks; memory in phases.
+    clock = (CudaEventClock(torch, experiment.device, job["iters"]) if experiment.device.type == "cuda"
+             else HostClock())
     experiment.synchronize()
     probe.begin_timed_phase()
-    epoch_seconds, step_seconds, epoch_final = [], [], []
-    for epoch in range(job["epochs"]):
-        steps = []
-        experiment.synchronize()
-        epoch_start = time.perf_counter()
-        for _ in range(job["iters"]):
-            seconds, (output, targets) = experiment.timed(experiment.step)
-            steps.append(seconds)
-        experiment.synchronize()
-        epoch_seconds.append(time.perf_counter() - epoch_start)
-        step_seconds.append(steps)
-        epoch_final.append(experiment.loss_value(output, targets))
+
+    def report_progress(epoch, seconds):
         if progress_path:
             with open(progress_path, "a") as progress:
-                progress.write(json.dumps({"epoch": epoch + 1, "epochs": job["epochs"],
-                                           "seconds": epoch_seconds[-1]}) + "\n")
+                progress.write(json.dumps({"epoch": epoch + 1, "epochs": job["epochs"], "seconds": seconds}) + "\n")
+
+    epoch_seconds, step_seconds, epoch_final = timed_epochs(experiment, clock, job["epochs"], job["iters"],
+                                                            report_progress)
     experiment.synchronize()
     memory = probe.end()
 
@@ -502,7 +571,7 @@ def run(torch, job, ignored):
     mean = sum(all_steps) / len(all_steps)
     spread = math.sqrt(sum((s - mean) ** 2 for s in all_steps) / (len(all_steps) - 1)) if len(all_steps) > 1 else 0.0
     iqr = quantile(all_steps, 0.75) - quantile(all_steps, 0.25)
-    timing.update({"clock": "steady_clock", "epochs": job["epochs"], "iterations_per_epoch": job["iters"],
+    timing.update({"clock": clock.name, "epochs": job["epochs"], "iterations_per_epoch": job["iters"],
                    "epoch_seconds": epoch_seconds, "step_seconds": step_seconds,
                    "median_epoch_seconds": median_epoch, "median_step_seconds": median_step,
                    "samples_per_second": job["batch_size"] * job["iters"] / median_epoch,

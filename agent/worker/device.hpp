@@ -43,7 +43,9 @@ class StepClock {
   virtual std::string name() const = 0;
 };
 
-std::unique_ptr<StepClock> make_step_clock(const torch::Device& device);
+// `steps_per_epoch`: how many steps each epoch times, so that a CUDA clock
+// makes its events before the timed epochs.
+std::unique_ptr<StepClock> make_step_clock(const torch::Device& device, int64_t steps_per_epoch);
 
 // Durations of marked intervals on the device's timeline: the host clock on
 // CPU, an event pair on the current stream on CUDA (no synchronisation).

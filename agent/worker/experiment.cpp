@@ -18,6 +18,7 @@
 #include "shared/errors.hpp"
 #include "shared/log.hpp"
 #include "shared/progress_file.hpp"
+#include "shared/statistics.hpp"
 #include "shared/timestamp.hpp"
 
 namespace ts::worker {
@@ -41,7 +42,12 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Job& job, const st
 
 Experiment::Experiment(const Job& job, torch::Device device, PrecisionPlan plan, Mode mode,
                        const CaptureFunction& capture, const DataParallel* parallel)
-    : job_(job), device_(device), plan_(plan), mode_(mode), parallel_(parallel), clock_(make_step_clock(device)) {
+    : job_(job),
+      device_(device),
+      plan_(plan),
+      mode_(mode),
+      parallel_(parallel),
+      clock_(make_step_clock(device, job.iters)) {
   torch::manual_seed(static_cast<uint64_t>(job.seed));
   model_ = find_model(job.model).build(job.model_config);
   model_.module->to(device);
@@ -77,9 +83,12 @@ Experiment::~Experiment() = default;
 
 void Experiment::warm_up(TimingReport& timing, std::optional<FusionReport>& fusion) {
   timing.warmup_iterations = job_.warmup;
+  // Compilation never falls in the timed epochs: with warmup 0 the first
+  // iteration still runs untimed (reported as first_iteration_seconds).
+  const int64_t iterations = std::max<int64_t>(1, job_.warmup);
   timing.warmup_seconds = synchronized_seconds(device_, [&] {
-    for (int64_t i = 0; i < job_.warmup; ++i) {
-      const bool observe = mode_ == Mode::compiled && i == job_.warmup - 1;
+    for (int64_t i = 0; i < iterations; ++i) {
+      const bool observe = mode_ == Mode::compiled && i == iterations - 1;
       std::optional<FusionObserver> observer;
       if (observe) observer.emplace();
       if (i == 0) {
@@ -95,6 +104,12 @@ void Experiment::warm_up(TimingReport& timing, std::optional<FusionReport>& fusi
 void Experiment::run_timed_epochs(TimingReport& timing, LossReport& loss, MemoryProbe& probe, MemoryReport& memory) {
   if (reducer_) reducer_->take_statistics();  // the warm-up's, dropped
   probe.begin_timed_phase();
+  if (parallel_) {
+    // The ranks start the timed epochs together: their skew stays out of
+    // the first epoch and of the bus bandwidth (nccl-tests does the same).
+    synchronize(device_);
+    parallel_->world.barrier();
+  }
   timing.iterations_per_epoch = job_.iters;
   std::optional<ProgressFile> progress;  // rank 0 speaks for the job
   if (!parallel_ || parallel_->world.rank() == 0) progress.emplace();
@@ -117,6 +132,13 @@ void Experiment::run_timed_epochs(TimingReport& timing, LossReport& loss, Memory
   }
   memory = probe.end();
   if (reducer_) timed_reduction_ = reducer_->take_statistics();
+  if (parallel_) {
+    // A data-parallel step lasts as long as its slowest rank: the job's
+    // times are the maximum over the ranks; each rank's own stay in per_rank.
+    own_step_seconds_ = timing.step_seconds;
+    timing.epoch_seconds = parallel_->world.all_reduce_max(std::move(timing.epoch_seconds));
+    for (auto& epoch : timing.step_seconds) epoch = parallel_->world.all_reduce_max(std::move(epoch));
+  }
   timing.clock = clock_->name();
   loss.first_step = first_loss_;
 }
@@ -177,7 +199,9 @@ void add_observations(Result& result) {
                                           timing.step_iqr_over_median, noisy_iqr_over_median));
   }
   if (job.warmup == 0) {
-    result.warnings.push_back("warmup is 0: the first timed epoch includes compilation and allocator growth");
+    result.warnings.push_back(
+        "warmup is 0: only the first iteration (compilation) ran before the timed epochs; allocator growth and "
+        "tuning may still fall in them");
   }
   if (execution.mode == Mode::compiled && !execution.fusion) {
     result.warnings.push_back("no warm-up iteration to observe fusion in: fusion is not reported");
@@ -197,8 +221,8 @@ std::string rank_device(const std::string& spec, const MpiWorld* world) {
 // (BatchNorm) stay per rank during training, as with DistributedDataParallel
 // without SyncBatchNorm; rank 0's are adopted at the end so the replicas
 // finish identical.
-DistributedReport report_data_parallel(Experiment& experiment, const DataParallel& parallel, const TimingReport& timing,
-                                       const MemoryReport& memory, const torch::Device& device) {
+DistributedReport report_data_parallel(Experiment& experiment, const DataParallel& parallel, const MemoryReport& memory,
+                                       const torch::Device& device) {
   const auto& world = parallel.world;
   DistributedReport report;
   report.backend = parallel.collective.backend();
@@ -214,10 +238,12 @@ DistributedReport report_data_parallel(Experiment& experiment, const DataParalle
   mine.rank = world.rank();
   mine.host = world.host();
   mine.device = device.str();
-  mine.step_seconds = timing.step_seconds;
-  mine.median_step_seconds = timing.median_step_seconds;
-  double step_total = 0;
-  for (const auto& epoch : timing.step_seconds) step_total = std::accumulate(epoch.begin(), epoch.end(), step_total);
+  mine.step_seconds = experiment.own_step_seconds();
+  std::vector<double> own_steps;
+  for (const auto& epoch : mine.step_seconds) own_steps.insert(own_steps.end(), epoch.begin(), epoch.end());
+  mine.median_step_seconds = own_steps.empty() ? 0.0 : stats::median(own_steps);
+  double step_total = 0;  // this rank's own
+  for (const auto& epoch : mine.step_seconds) step_total = std::accumulate(epoch.begin(), epoch.end(), step_total);
   if (const auto reduction = experiment.timed_reduction()) {
     mine.all_reduce_seconds = reduction->all_reduce_seconds;
     mine.exposed_communication_seconds =
@@ -315,7 +341,7 @@ Result run_experiment(const Job& job, const MpiWorld* world, const CaptureFuncti
     MemoryReport memory;
     experiment->run_timed_epochs(timing, loss, memory_probe, memory);
     summarize_timing(timing, job.batch_size * ranks, job.task);
-    if (parallel) execution.distributed = report_data_parallel(*experiment, *parallel, timing, memory, device);
+    if (parallel) execution.distributed = report_data_parallel(*experiment, *parallel, memory, device);
     execution.compiler = experiment->compiler();
     execution.capture_seconds = experiment->capture_seconds();
     execution.loss_scaling = experiment->loss_scaling();

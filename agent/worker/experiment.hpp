@@ -44,6 +44,9 @@ class Experiment {
   // Sum of |w| over the trainable parameters as built (float64): the same
   // seed must give every runner the same figure (docs/runners.md).
   double initial_parameter_l1() const { return initial_parameter_l1_; }
+  // Data-parallel: this rank's own step times (the timing report holds the
+  // slowest rank's).
+  const std::vector<std::vector<double>>& own_step_seconds() const { return own_step_seconds_; }
   std::optional<LossScalingReport> loss_scaling() const;
   torch::nn::Module& module() { return *model_.module; }
   // The gradient reducer's record of the timed steps (multi-rank training).
@@ -68,6 +71,7 @@ class Experiment {
   std::unique_ptr<GradientReducer> reducer_;  // after model_: its hooks go first
   std::optional<double> capture_seconds_;
   double initial_parameter_l1_ = 0;
+  std::vector<std::vector<double>> own_step_seconds_;
   std::optional<double> first_loss_;
   std::optional<ReducerStatistics> timed_reduction_;
 };

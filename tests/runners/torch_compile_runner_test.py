@@ -11,6 +11,8 @@ Shapes are tiny, so torch.compile takes seconds.
     torch_compile_runner_test.py --runner PATH --worker PATH --schemas DIR
 """
 import argparse
+import importlib.machinery
+import importlib.util
 import json
 import os
 import pathlib
@@ -57,6 +59,81 @@ class Run:
         self.result = json.loads(result_file.read_text()) if result_file.exists() else None
 
 
+def runner_module():
+    """The runner's source as a module, for tests of its harness in-process."""
+    loader = importlib.machinery.SourceFileLoader("torch_compile_runner", ARGS.runner)
+    spec = importlib.util.spec_from_loader("torch_compile_runner", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+class TimedRegion(unittest.TestCase):
+    """Where the harness synchronises and reads clocks, on a fake device that
+    records every call: on CPU synchronisation is a no-op, so only a fake can
+    show the CUDA path keeps to the worker's timed region."""
+
+    def setUp(self):
+        self.runner = runner_module()
+        self.calls = []
+        calls = self.calls
+
+        class FakeEvent:
+            def __init__(self, enable_timing):
+                calls.append("event made")
+
+            def record(self):
+                calls.append("record")
+
+            def elapsed_time(self, other):
+                return 2.0  # milliseconds
+
+        class FakeCuda:
+            Event = FakeEvent
+
+            @staticmethod
+            def synchronize(device):
+                calls.append("sync")
+
+        class FakeTorch:
+            cuda = FakeCuda
+
+        class FakeExperiment:
+            def next_batch(self):
+                calls.append("batch")
+                return ("inputs", "targets")
+
+            def step(self, batch):
+                calls.append("step")
+                return "loss", "targets"
+
+            def loss_value(self, output, targets):
+                return 1.0
+
+        self.torch, self.experiment = FakeTorch, FakeExperiment()
+        self.ticks = iter(range(1000))
+
+    def now(self):
+        self.calls.append("clock")
+        return float(next(self.ticks))
+
+    def test_cuda_events_and_a_synchronisation_at_epoch_boundaries_only(self):
+        clock = self.runner.CudaEventClock(self.torch, "cuda:0", 2, now=self.now)
+        self.assertEqual(self.calls, ["event made"] * 4 + ["record"] * 4 + ["sync"])  # made before timing
+        del self.calls[:]
+        epochs, steps, losses = self.runner.timed_epochs(self.experiment, clock, 2, 2)
+        epoch = ["sync", "clock"] + ["batch", "record", "step", "record"] * 2 + ["sync", "clock"]
+        self.assertEqual(self.calls, epoch * 2)  # no event made, no synchronisation inside an epoch
+        self.assertEqual(steps, [[0.002, 0.002], [0.002, 0.002]])
+        self.assertEqual(epochs, [1.0, 1.0])
+        self.assertEqual(clock.name, "cuda_events")
+
+    def test_the_host_clock_reads_around_steps_with_the_batch_ready_before(self):
+        clock = self.runner.HostClock(now=self.now)
+        self.runner.timed_epochs(self.experiment, clock, 1, 2)
+        self.assertEqual(self.calls, ["clock"] + ["batch", "clock", "step", "clock"] * 2 + ["clock"])
+
+
 class TorchCompileRunner(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -90,6 +167,14 @@ class TorchCompileRunner(unittest.TestCase):
     def test_eager_and_compiled_agree_on_the_first_step_loss(self):
         self.assertAlmostEqual(self.eager.result["loss"]["first_step"], self.compiled.result["loss"]["first_step"],
                                delta=1e-4 * abs(self.eager.result["loss"]["first_step"]))
+
+    def test_with_warmup_0_compilation_still_comes_before_the_timed_epochs(self):
+        run = Run(ARGS.runner, dict(TINY_MLP, mode="compiled", warmup=0))
+        self.assertEqual(run.exit_code, 0, run.stderr)
+        timing = run.result["timing"]
+        self.assertEqual(timing["warmup_iterations"], 0)
+        self.assertGreater(timing["first_iteration_seconds"], 10 * timing["median_step_seconds"])
+        self.assertEqual(timing["clock"], "steady_clock")
 
     def test_progress_lines_for_every_timed_epoch(self):
         lines = [json.loads(line) for line in self.eager.progress.read_text().splitlines()]

@@ -151,6 +151,12 @@ TEST(DataParallel, ResultReportsEveryRank) {
       const auto& entry = report.per_rank[static_cast<std::size_t>(rank)];
       EXPECT_EQ(entry.rank, rank);
       EXPECT_EQ(entry.step_seconds.size(), static_cast<std::size_t>(job.epochs));
+      // The job's step lasts as long as its slowest rank's.
+      for (std::size_t e = 0; e < entry.step_seconds.size(); ++e) {
+        for (std::size_t s = 0; s < entry.step_seconds[e].size(); ++s) {
+          EXPECT_GE(result.timing->step_seconds[e][s], entry.step_seconds[e][s]);
+        }
+      }
       EXPECT_GT(entry.all_reduce_seconds, 0);
       EXPECT_NEAR(entry.compute_seconds + entry.exposed_communication_seconds,
                   std::accumulate(

@@ -84,6 +84,15 @@ std::vector<uint64_t> MpiWorld::all_gather(uint64_t value) const {
   return values;
 }
 
+void MpiWorld::barrier() const { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+
+std::vector<double> MpiWorld::all_reduce_max(std::vector<double> values) const {
+  check(
+      MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
+      "MPI_Allreduce");
+  return values;
+}
+
 void MpiWorld::abort(int code) const {
   MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);  // MPI_Abort does not return; this only satisfies [[noreturn]]

@@ -37,6 +37,10 @@ class MpiWorld {
   std::vector<nlohmann::json> gather(const nlohmann::json& value, int root) const;
   // Every rank's `value` in rank order, on every rank.
   std::vector<uint64_t> all_gather(uint64_t value) const;
+  // Returns when every rank has called it.
+  void barrier() const;
+  // The element-wise maximum of every rank's `values` (same length on all), on every rank.
+  std::vector<double> all_reduce_max(std::vector<double> values) const;
   // Ends every rank of the job with `code`: a failed rank must not leave
   // the others waiting in a collective until the job's timeout.
   [[noreturn]] void abort(int code) const;
