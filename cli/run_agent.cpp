@@ -1,8 +1,8 @@
 #include <boost/asio.hpp>
 
 #include "agent/agent.hpp"
-#include "cli/commands.hpp"
 #include "cli/client.hpp"
+#include "cli/commands.hpp"
 #include "cli/key_value.hpp"
 #include "cli/shutdown.hpp"
 #include "shared/errors.hpp"

@@ -60,6 +60,9 @@ class ProgressReport {
       case JobEvent::Kind::requeued:
         line(std::format("retrying {}: {}", event.job_id, event.detail));
         break;
+      case JobEvent::Kind::added:  // another round of an adaptive sweep
+        ++total_;
+        break;
       case JobEvent::Kind::done:
       case JobEvent::Kind::failed:
       case JobEvent::Kind::cancelled:
@@ -186,10 +189,18 @@ Command add_run_command(CLI::App& app) {
       local.stop();
       io.stop();
     };
+    bool finished = false;
     server.on_event([&](const JobEvent& event) {
       if (event.sweep_id != submission.sweep_id) return;
       progress.on_event(event);
-      if (progress.complete()) boost::asio::post(io, finish);
+      // Checked once the event's handling is over: an adaptive sweep may
+      // add a round right after what looked like its last job.
+      boost::asio::post(io, [&] {
+        if (progress.complete() && !finished) {
+          finished = true;
+          finish();
+        }
+      });
     });
     bool interrupted = false;
     const auto signals = stop_on_signals(io, [&] {

@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <format>
 #include <iostream>
 
 #include "cli/client.hpp"
@@ -34,6 +35,14 @@ Command add_status_command(CLI::App& app) {
       std::printf("%-44s %-10s %7lld %7lld %7lld %7lld %9lld\n", sweep.at("sweep_id").get<std::string>().c_str(),
                   sweep.at("state").get<std::string>().c_str(), count("queued"), count("running"), count("done"),
                   count("failed"), count("cancelled"));
+      // An adaptive sweep: where each compared pair stands, and why it stopped.
+      for (const auto& pair : sweep.value("adaptive", nlohmann::json::array())) {
+        const auto& half = pair.at("half_width");
+        const auto interval =
+            half.is_null() ? std::string("n too small") : std::format("±{:.1f}%", half.get<double>() * 100);
+        std::printf("    %-40s %-12s %3lld rounds, speedup interval %s\n", pair.at("pair").dump().c_str(),
+                    pair.at("state").get<std::string>().c_str(), pair.at("rounds").get<long long>(), interval.c_str());
+      }
     }
     std::printf("\n%-20s %-22s %-16s %5s %5s %s\n", "agent", "address", "host", "cores", "gpus", "running jobs");
     for (const auto& agent : reply.at("agents")) {

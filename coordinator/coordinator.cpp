@@ -326,6 +326,7 @@ nlohmann::json Coordinator::status_reply(const std::string& sweep) {
                       {"created_at", summary.created_at},
                       {"total", summary.total},
                       {"jobs", summary.jobs}});
+    if (auto pairs = store_.adaptive_pairs(summary.sweep_id); !pairs.empty()) sweeps.back()["adaptive"] = pairs;
   }
   nlohmann::json agents = nlohmann::json::array();
   const auto now = Clock::now();

@@ -18,9 +18,12 @@ std::chrono::milliseconds milliseconds_of(double seconds) {
 }  // namespace
 
 SweepSettings SweepSettings::from_spec(int64_t sequence, const nlohmann::json& spec) {
-  return {sequence, spec.value("priority", int64_t{0}), spec.value("node_exclusive", true),
+  return {sequence,
+          spec.value("priority", int64_t{0}),
+          spec.value("node_exclusive", true),
           spec.value("placement", "spread") == "pinned",
-          Requirements::from_json(spec.value("requirements", nlohmann::json::object()))};
+          Requirements::from_json(spec.value("requirements", nlohmann::json::object())),
+          AdaptiveRule::from_spec(spec)};
 }
 
 JobRegistry::JobRegistry(store::Store& store, WriteBatch& batch, RegistryOptions options, Send send)
@@ -52,6 +55,7 @@ void JobRegistry::track(const store::StoredJob& job, const SweepSettings& settin
   Job tracked;
   tracked.sweep_id = job.sweep_id;
   tracked.runner = job.runner;
+  tracked.config_key = job.config_key;
   tracked.document = job.document;
   tracked.attempt = job.attempts;
   tracked.max_attempts = job.max_attempts;
@@ -66,6 +70,7 @@ void JobRegistry::track(const store::StoredJob& job, const SweepSettings& settin
     scheduler_.enqueue(std::move(schedulable));
   }
   jobs_[job.job_id] = std::move(tracked);
+  sweeps_.try_emplace(job.sweep_id, settings);
 }
 
 void JobRegistry::add(const store::StoredJob& job, const SweepSettings& settings) { track(job, settings, false); }
@@ -149,7 +154,63 @@ void JobRegistry::finish(const std::string& job_id, JobEvent::Kind kind, const s
   const auto job = jobs_.find(job_id);
   if (job == jobs_.end()) return;
   notify(kind, job_id, job->second, reason);
+  const auto sweep_id = job->second.sweep_id, config_key = job->second.config_key;
   jobs_.erase(job);
+  if (state != "cancelled") judge_round(sweep_id, config_key);
+}
+
+void JobRegistry::judge_round(const std::string& sweep_id, const std::string& config_key) {
+  const auto settings = sweeps_.find(sweep_id);
+  if (settings == sweeps_.end() || !settings->second.adaptive) return;
+  const auto& rule = *settings->second.adaptive;
+  const auto pair = rule.pair_of(config_key);
+  for (const auto& [id, job] : jobs_) {
+    if (job.sweep_id == sweep_id && rule.pair_of(job.config_key) == pair) return;  // the round is not complete
+  }
+  // The pair's jobs so far: its configurations, how many rounds, a document of each.
+  std::map<std::string, store::StoredJob> last_of;  // config key -> its newest job
+  int64_t next_ordinal = 0;
+  for (auto& stored : store_.sweep_jobs(sweep_id)) {
+    next_ordinal = std::max(next_ordinal, stored.ordinal + 1);
+    if (rule.pair_of(stored.config_key) != pair) continue;
+    auto& last = last_of[stored.config_key];
+    if (last.job_id.empty() || stored.repeat >= last.repeat) last = std::move(stored);
+  }
+  std::vector<double> reference, other;
+  int64_t rounds = 0;
+  for (const auto& [key, last] : last_of) {
+    rounds = std::max(rounds, last.repeat + 1);
+    const auto times = store_.epoch_times(sweep_id, key);
+    auto& side = rule.is_reference(key) ? reference : other;
+    side.insert(side.end(), times.begin(), times.end());
+  }
+  const auto decision = decide(rule, rounds, reference, other);
+  batch_.open();
+  store_.record_adaptive_pair(sweep_id, pair, rounds, decision.half_width, to_string(decision.kind));
+  if (decision.kind != AdaptiveDecision::Kind::another_round) {
+    log::info("sweep {}: pair {} stops after {} rounds: {}", sweep_id, pair, rounds, to_string(decision.kind));
+    return;
+  }
+  std::vector<store::JobRecord> runs;
+  for (const auto& [key, last] : last_of) {
+    auto document = last.document;
+    const auto job_id = std::format("{}/{:04}", sweep_id, next_ordinal);
+    document["job_id"] = job_id;
+    runs.push_back({job_id, next_ordinal++, key, rounds, last.runner, last.gpus, document, last.max_attempts});
+  }
+  add_runs(sweep_id, runs);
+}
+
+void JobRegistry::add_runs(const std::string& sweep_id, const std::vector<store::JobRecord>& runs) {
+  batch_.open();
+  store_.add_jobs(sweep_id, runs);
+  const auto settings = sweeps_.at(sweep_id);
+  for (const auto& run : runs) {
+    track({run.job_id, sweep_id, run.config_key, run.runner, "queued", "", run.ordinal, run.repeat, run.gpus, 0,
+           run.max_attempts, run.document},
+          settings, false);
+    notify(JobEvent::Kind::added, run.job_id, jobs_.at(run.job_id));
+  }
 }
 
 void JobRegistry::attempt_failed(const std::string& job_id, const std::string& reason, bool retryable) {

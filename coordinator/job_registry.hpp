@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "coordinator/adaptive_repeats.hpp"
 #include "coordinator/scheduler.hpp"
 #include "coordinator/store/store.hpp"
 #include "coordinator/write_batch.hpp"
@@ -29,7 +30,7 @@ namespace ts::coordinator {
 
 // What happened to a job, for observers such as `torchsweep run`.
 struct JobEvent {
-  enum class Kind { started, progress, done, failed, requeued, cancelled };
+  enum class Kind { started, progress, done, failed, requeued, cancelled, added };
   Kind kind = Kind::started;
   std::string sweep_id, job_id, agent, detail;
   int64_t attempt = 0, epoch = 0, epochs = 0;
@@ -40,6 +41,7 @@ struct SweepSettings {
   int64_t sequence = 0, priority = 0;
   bool node_exclusive = true, pinned = false;
   Requirements requirements;
+  std::optional<AdaptiveRule> adaptive;
 
   static SweepSettings from_spec(int64_t sequence, const nlohmann::json& spec);
 };
@@ -91,7 +93,7 @@ class JobRegistry {
  private:
   enum class Phase { queued, running, away, cancelling };
   struct Job {
-    std::string sweep_id, runner;
+    std::string sweep_id, runner, config_key;
     nlohmann::json document;
     int64_t attempt = 0, max_attempts = 3;
     std::chrono::milliseconds timeout{0};
@@ -111,6 +113,11 @@ class JobRegistry {
   // An attempt ended without a result: retried while attempts remain.
   void attempt_failed(const std::string& job_id, const std::string& reason, bool retryable);
   void cancel_on_agent(const std::string& agent, const std::string& job_id, int64_t attempt);
+  // After a job of an adaptive sweep ended: once its pair's round is
+  // complete, the rule decides, and another round is added if it says so.
+  void judge_round(const std::string& sweep_id, const std::string& config_key);
+  // The one way runs are added to a sweep: new jobs in the store, tracked and queued.
+  void add_runs(const std::string& sweep_id, const std::vector<store::JobRecord>& runs);
   void notify(JobEvent::Kind kind, const std::string& job_id, const Job& job, const std::string& detail = "");
 
   store::Store& store_;
@@ -119,6 +126,7 @@ class JobRegistry {
   Send send_;
   Scheduler scheduler_;
   std::map<std::string, Job> jobs_;
+  std::map<std::string, SweepSettings> sweeps_;  // of the tracked jobs' sweeps
   std::function<void(const JobEvent&)> observer_;
 };
 

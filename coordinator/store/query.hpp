@@ -21,10 +21,10 @@ const std::vector<std::string>& query_axes();
 const std::vector<std::string>& query_metrics();
 
 struct ResultFilter {
-  std::vector<std::string> sweeps;  // ids, or names (the newest sweep of that name)
-  std::vector<std::string> tags;    // results of every sweep carrying one of them
-  std::string since;                // ISO 8601 date or time: results received at or after it
-  std::string until;                // ISO 8601 date or time: results received before it
+  std::vector<std::string> sweeps;                         // ids, or names (the newest sweep of that name)
+  std::vector<std::string> tags;                           // results of every sweep carrying one of them
+  std::string since;                                       // ISO 8601 date or time: results received at or after it
+  std::string until;                                       // ISO 8601 date or time: results received before it
   std::vector<std::pair<std::string, std::string>> where;  // axis = value, all must hold
   bool include_failed = false;                             // also results whose status is not ok
 };

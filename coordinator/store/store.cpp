@@ -107,14 +107,7 @@ void Store::add_sweep(const SweepRecord& sweep, const std::vector<JobRecord>& jo
       .run();
   auto tag = database_.prepare("INSERT OR IGNORE INTO sweep_tags (sweep_id, tag) VALUES (?, ?)");
   for (const auto& name : sweep.tags) tag.bind_all(sweep.sweep_id, name).run();
-  auto job = database_.prepare(
-      "INSERT INTO jobs (job_id, sweep_id, ordinal, config_key, repeat, runner, gpus, document, max_attempts, "
-      "created_at) VALUES (?,?,?,?,?,?,?,?,?,?)");
-  for (const auto& j : jobs) {
-    job.bind_all(j.job_id, sweep.sweep_id, j.ordinal, j.config_key, j.repeat, j.runner, j.gpus, j.document.dump(),
-                 j.max_attempts, sweep.created_at)
-        .run();
-  }
+  insert_jobs(sweep.sweep_id, jobs, sweep.created_at);
   transaction.commit();
 }
 
@@ -131,6 +124,19 @@ std::size_t Store::ingest_results(const std::vector<nlohmann::json>& results, co
   for (const auto& result : results) stored += insert_result(result, agent) ? 1 : 0;
   transaction.commit();
   return stored;
+}
+
+void Store::insert_jobs(const std::string& sweep_id, const std::vector<JobRecord>& jobs,
+                        const std::string& created_at) {
+  auto insert = database_.prepare(
+      "INSERT INTO jobs (job_id, sweep_id, ordinal, config_key, repeat, runner, gpus, document, max_attempts, "
+      "created_at) VALUES (?,?,?,?,?,?,?,?,?,?)");
+  for (const auto& j : jobs) {
+    insert
+        .bind_all(j.job_id, sweep_id, j.ordinal, j.config_key, j.repeat, j.runner, j.gpus, j.document.dump(),
+                  j.max_attempts, created_at)
+        .run();
+  }
 }
 
 bool Store::insert_result(const nlohmann::json& result, const std::string& agent) {
@@ -294,6 +300,59 @@ std::optional<StoredJob> Store::job(const std::string& job_id) {
   select.bind_all(job_id);
   if (!select.step()) return std::nullopt;
   return read_job(select);
+}
+
+std::vector<StoredJob> Store::sweep_jobs(const std::string& sweep_id) {
+  std::vector<StoredJob> jobs;
+  auto select =
+      database_.prepare(std::string("SELECT ") + job_columns + " FROM jobs j WHERE j.sweep_id = ? ORDER BY j.ordinal");
+  select.bind_all(sweep_id);
+  while (select.step()) jobs.push_back(read_job(select));
+  return jobs;
+}
+
+std::vector<double> Store::epoch_times(const std::string& sweep_id, const std::string& config_key) {
+  auto select = database_.prepare(
+      "SELECT r.median_epoch_s FROM results r JOIN jobs j ON j.job_id = r.job_id "
+      "WHERE j.sweep_id = ? AND j.config_key = ? AND r.status = 'ok' AND r.median_epoch_s IS NOT NULL "
+      "ORDER BY j.ordinal, r.attempt");
+  select.bind_all(sweep_id, config_key);
+  std::vector<double> times;
+  while (select.step()) times.push_back(select.real(0));
+  return times;
+}
+
+void Store::add_jobs(const std::string& sweep_id, const std::vector<JobRecord>& jobs) {
+  Transaction transaction(database_);
+  insert_jobs(sweep_id, jobs, utc_timestamp());
+  database_.prepare("UPDATE sweeps SET state = 'active', finished_at = NULL WHERE sweep_id = ? AND state = 'done'")
+      .bind_all(sweep_id)
+      .run();
+  transaction.commit();
+}
+
+void Store::record_adaptive_pair(const std::string& sweep_id, const std::string& pair_key, int64_t rounds,
+                                 std::optional<double> half_width, const std::string& state) {
+  database_
+      .prepare(
+          "INSERT INTO adaptive_pairs (sweep_id, pair_key, rounds, half_width, state) VALUES (?1, ?2, ?3, ?4, ?5) "
+          "ON CONFLICT (sweep_id, pair_key) DO UPDATE SET rounds = ?3, half_width = ?4, state = ?5")
+      .bind_all(sweep_id, pair_key, rounds, half_width, state)
+      .run();
+}
+
+nlohmann::json Store::adaptive_pairs(const std::string& sweep_id) {
+  auto select = database_.prepare(
+      "SELECT pair_key, rounds, half_width, state FROM adaptive_pairs WHERE sweep_id = ? ORDER BY pair_key");
+  select.bind_all(sweep_id);
+  nlohmann::json pairs = nlohmann::json::array();
+  while (select.step()) {
+    pairs.push_back({{"pair", nlohmann::json::parse(select.text(0))},
+                     {"rounds", select.integer(1)},
+                     {"half_width", select.is_null(2) ? nlohmann::json(nullptr) : nlohmann::json(select.real(2))},
+                     {"state", select.text(3)}});
+  }
+  return pairs;
 }
 
 void Store::record_agent(const std::string& name, const nlohmann::json& capabilities, const nlohmann::json& labels) {

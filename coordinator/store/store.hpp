@@ -91,6 +91,17 @@ class Store {
   // Queued and running jobs of active sweeps, in sweep then ordinal order.
   std::vector<StoredJob> unfinished_jobs();
   std::optional<StoredJob> job(const std::string& job_id);
+  // Every job of a sweep, in ordinal order.
+  std::vector<StoredJob> sweep_jobs(const std::string& sweep_id);
+  // The median epoch times of the stored ok results of a sweep's jobs of one configuration.
+  std::vector<double> epoch_times(const std::string& sweep_id, const std::string& config_key);
+  // More jobs for a sweep (adaptive repeats); the sweep is active again.
+  void add_jobs(const std::string& sweep_id, const std::vector<JobRecord>& jobs);
+  // Where a compared pair of an adaptive sweep stands (table adaptive_pairs).
+  void record_adaptive_pair(const std::string& sweep_id, const std::string& pair_key, int64_t rounds,
+                            std::optional<double> half_width, const std::string& state);
+  // A sweep's adaptive pairs: pair, rounds, half_width, state.
+  nlohmann::json adaptive_pairs(const std::string& sweep_id);
   bool has_result(const std::string& job_id, int64_t attempt);
   void record_agent(const std::string& name, const nlohmann::json& capabilities, const nlohmann::json& labels);
 
@@ -98,6 +109,7 @@ class Store {
 
  private:
   bool insert_result(const nlohmann::json& result, const std::string& agent);
+  void insert_jobs(const std::string& sweep_id, const std::vector<JobRecord>& jobs, const std::string& created_at);
 
   std::string path_;
   Database database_;

@@ -1,4 +1,5 @@
--- torchsweep store, migration 3: memory in phases and the warm-up check
+-- torchsweep store, migration 3: memory in phases, the warm-up check and
+-- adaptive repeats
 -- (docs/methodology.md).
 --  * peak_memory_bytes is now the timed phase's own figure: on CUDA the
 --    caching allocator's peak allocated after a reset at the end of warm-up
@@ -22,3 +23,16 @@ ALTER TABLE results ADD COLUMN warmup_insufficient INTEGER;
 
 UPDATE results SET peak_memory_field = 'legacy (peak reserved on CUDA, process peak RSS on CPU)'
 WHERE peak_memory_bytes IS NOT NULL;
+
+-- Adaptive repeats (docs/sweeps.md): each compared pair of an adaptive
+-- sweep, how many rounds it ran, the relative half-width of its speedup's
+-- 95% interval after them (NULL while a side has too few runs), and why it
+-- stopped.
+CREATE TABLE adaptive_pairs (
+  sweep_id    TEXT NOT NULL REFERENCES sweeps (sweep_id),
+  pair_key    TEXT NOT NULL,               -- the configuration without the compared axis (canonical JSON)
+  rounds      INTEGER NOT NULL,
+  half_width  REAL,
+  state       TEXT NOT NULL CHECK (state IN ('running', 'converged', 'max_reached')),
+  PRIMARY KEY (sweep_id, pair_key)
+);

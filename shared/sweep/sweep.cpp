@@ -188,7 +188,20 @@ Sweep expand(const nlohmann::json& spec, const std::string& origin) {
   sweep.name = spec.at("name");
   sweep.tags = spec.value("tags", std::vector<std::string>{});
   sweep.spec = spec;
-  sweep.repeats = spec.value("repeats", int64_t{1});
+  if (const auto repeats = spec.find("repeats"); repeats != spec.end() && repeats->is_object()) {
+    // Adaptive: min rounds now; the coordinator adds the others (docs/sweeps.md).
+    sweep.repeats = repeats->value("min", int64_t{3});
+    if (repeats->at("max").get<int64_t>() < sweep.repeats) {
+      throw InvalidInput("repeats.max", "must be at least repeats.min (" + std::to_string(sweep.repeats) + ")", origin);
+    }
+    const auto compare = repeats->at("until").at("compare").get<std::string>();
+    if (!axes.contains(compare) || axes.at(compare).size() != 2) {
+      throw InvalidInput("repeats.until.compare", "must name an axis with exactly two values, got '" + compare + "'",
+                         origin);
+    }
+  } else {
+    sweep.repeats = spec.value("repeats", int64_t{1});
+  }
   sweep.priority = spec.value("priority", int64_t{0});
   sweep.max_attempts = spec.value("max_attempts", int64_t{3});
   sweep.node_exclusive = spec.value("node_exclusive", true);

@@ -18,7 +18,7 @@ struct Sweep {
   std::string name;
   std::vector<std::string> tags;
   nlohmann::json spec;  // the document as loaded
-  int64_t repeats = 1;
+  int64_t repeats = 1;  // expanded now: an adaptive sweep's `min`
   int64_t priority = 0;
   int64_t max_attempts = 3;
   bool node_exclusive = true;

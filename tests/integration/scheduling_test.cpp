@@ -120,6 +120,34 @@ order: grouped
   EXPECT_NE(jobs.find("2|failed|1|the runner refused the job (exit 2)"), std::string::npos) << jobs;
 }
 
+TEST_F(Sweeps, AdaptiveRepeatsStopAQuietPairAtItsFirstIntervalAndANoisyOneAtItsMaximum) {
+  start_coordinator();
+  start_agents(2);
+  submit(R"(
+name: adaptive
+axes:
+  mode: [eager, compiled]
+  labels: [{noise: "0"}, {noise: "0.3"}]
+fixed: {model: mlp, batch_size: 4}
+repeats: {min: 3, max: 8, until: {compare: mode, ci_half_width: 0.02}}
+)");
+  ASSERT_TRUE(sweep_ends("done", 120s)) << status().dump();
+  const auto reply = status();
+  std::map<std::string, std::string> stops;  // noise -> state after rounds
+  for (const auto& pair : reply.at("sweeps").at(0).at("adaptive")) {
+    stops[pair.at("pair").at("labels").at("noise")] =
+        pair.at("state").get<std::string>() + " after " + std::to_string(pair.at("rounds").get<int64_t>());
+  }
+  // Identical runs: the interval is exact at the first round with 5 runs a
+  // side; runs scattered by 30% never get within ±2% before the maximum.
+  EXPECT_EQ(stops["0"], "converged after 5") << reply.dump();
+  EXPECT_EQ(stops["0.3"], "max_reached after 8") << reply.dump();
+  const auto stored = results_per_job();
+  EXPECT_EQ(stored.size(), 2u * 5 + 2u * 8);
+  for (const auto& [job, count] : stored) EXPECT_EQ(count, 1) << job;
+  EXPECT_EQ(store_rows("SELECT COUNT(*) FROM jobs WHERE state = 'done'"), "26\n");
+}
+
 TEST_F(Sweeps, GpuJobsWaitWhileOnlyCpuAgentsAreConnected) {
   start_coordinator();
   start_agents(1);

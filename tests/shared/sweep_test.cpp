@@ -106,6 +106,24 @@ TEST(Sweep, ErrorsNameThePathInsideTheFile) {
   EXPECT_EQ(refusal(spec), "axes.batch_size");
 }
 
+TEST(Sweep, AdaptiveRepeatsStartWithMinRoundsAndNameTheirBadFields) {
+  auto spec = minimal();
+  spec["repeats"] = {{"min", 2}, {"max", 10}, {"until", {{"compare", "mode"}, {"ci_half_width", 0.02}}}};
+  const auto sweep = expand(spec, "t.yaml");
+  EXPECT_EQ(sweep.repeats, 2);
+  EXPECT_EQ(sweep.jobs.size(), 12u * 2);
+  spec["repeats"]["max"] = 1;
+  EXPECT_EQ(refusal(spec), "repeats.max");
+  spec["repeats"]["max"] = 10;
+  spec["repeats"]["until"]["compare"] = "batch_size";  // three values: no pair
+  EXPECT_EQ(refusal(spec), "repeats.until.compare");
+  spec["repeats"]["until"]["compare"] = "colour";
+  EXPECT_EQ(refusal(spec), "repeats.until.compare");
+  spec["repeats"]["until"]["compare"] = "mode";
+  spec["repeats"]["until"]["ci_half_width"] = 0;
+  EXPECT_NE(refusal(spec), "<accepted>");
+}
+
 TEST(Sweep, TextThatIsNotUtf8IsRefusedWithItsOffset) {
   // Found by fuzz_sweep: a key with invalid UTF-8 used to escape as an internal error.
   for (const std::string text :

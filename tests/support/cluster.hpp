@@ -115,7 +115,8 @@ class Cluster : public ::testing::Test {
   // A runner honouring the worker contract, in Python, that answers with a
   // synthetic result after `labels.sleep` seconds; `labels.behaviour` makes
   // it crash (exit 1), crash on its first attempt, or refuse the job (exit 2);
-  // `labels.pid_file` gets its pid. Compiled jobs report half the time.
+  // `labels.pid_file` gets its pid. Compiled jobs report half the time,
+  // and `labels.noise` scatters each job's times by up to that fraction.
   // It is also the witness of "one live attempt per job": for its whole life
   // it holds an exclusive lock on a file of its job, and records a violation
   // when another runner of the same job holds it (violations()); every
@@ -157,6 +158,9 @@ result = json.load(open(")" + template_file.string() +
                                R"("))
 result["job"] = job
 scale = 0.5 if job.get("mode") == "compiled" else 1.0
+# labels.noise: each job's times off by up to that fraction, drawn from its
+# ordinal (the same sweep file gives the same draws on every run).
+scale *= 1.0 + float(labels.get("noise", "0")) * __import__("random").Random(int(job["job_id"].split("/")[-1])).uniform(-1, 1)
 result["execution"]["mode"] = job.get("mode", "eager")
 timing = result["timing"]
 timing["epoch_seconds"] = [t * scale * job["batch_size"] for t in timing["epoch_seconds"]]
