@@ -13,6 +13,7 @@
 #include "shared/errors.hpp"
 #include "shared/json_io.hpp"
 #include "shared/log.hpp"
+#include "shared/seconds.hpp"
 #include "shared/spawn_checked.hpp"
 #include "shared/version.hpp"
 #include "shared/wire/dial.hpp"
@@ -147,14 +148,12 @@ asio::awaitable<void> Agent::session(std::shared_ptr<wire::Connection> connectio
     connection->stop();
     co_return;
   }
-  const auto interval =
-      std::chrono::milliseconds(static_cast<int64_t>(welcome.at("heartbeat_interval_s").get<double>() * 1000.0));
+  const auto interval = milliseconds_from_seconds(welcome.at("heartbeat_interval_s").get<double>());
   log::info("connected to coordinator {} as {}", connection->peer(), options_.name);
   connection->keep_alive(interval);
   fence_timer_.cancel();
   if (welcome.contains("reattach_grace_s")) {
-    fence_after_ =
-        std::chrono::milliseconds(static_cast<int64_t>(welcome.at("reattach_grace_s").get<double>() * 500.0));
+    fence_after_ = milliseconds_from_seconds(welcome.at("reattach_grace_s").get<double>() / 2);
   }
   on_welcome();
   // Outcomes the previous coordinator session never acknowledged.
@@ -204,23 +203,30 @@ void Agent::on_message(const std::string& type, const nlohmann::json& message) {
   }
 }
 
-std::optional<std::string> Agent::conflict(const nlohmann::json& assign) {
-  const auto job_id = assign.at("job_id").get<std::string>();
-  const auto attempt = assign.at("attempt").get<int64_t>();
+Agent::RunningJob Agent::RunningJob::of(const nlohmann::json& assign) {
+  RunningJob job;
+  job.attempt = assign.at("attempt").get<int64_t>();
+  job.gpus = assign.at("gpus").get<std::vector<int64_t>>();
+  job.cpu = !assign.at("job").value("device", "cpu").starts_with("cuda");
+  job.exclusive = assign.value("exclusive", false);
+  return job;
+}
+
+std::optional<std::string> Agent::conflict(const std::string& job_id, const RunningJob& candidate) {
   if (const auto same = running_.find(job_id); same != running_.end()) {
-    if (same->second.attempt < attempt && !*same->second.cancel_requested) {
-      log::info("job {} attempt {} is superseded by attempt {}; stopping it", job_id, same->second.attempt, attempt);
+    if (same->second.attempt < candidate.attempt && !*same->second.cancel_requested) {
+      log::info("job {} attempt {} is superseded by attempt {}; stopping it", job_id, same->second.attempt,
+                candidate.attempt);
       *same->second.cancel_requested = true;
     }
     return std::format("attempt {} of this job is still running here", same->second.attempt);
   }
-  const auto gpus = assign.at("gpus").get<std::vector<int64_t>>();
-  const bool cpu = !assign.at("job").value("device", "cpu").starts_with("cuda");
-  const bool exclusive = assign.value("exclusive", false);
   for (const auto& [other_id, other] : running_) {
-    if (exclusive || other.exclusive) return "job " + other_id + " runs here and one of the two needs the node alone";
-    if (cpu && other.cpu) return "CPU job " + other_id + " runs here";
-    for (const auto gpu : gpus) {
+    if (candidate.exclusive || other.exclusive) {
+      return "job " + other_id + " runs here and one of the two needs the node alone";
+    }
+    if (candidate.cpu && other.cpu) return "CPU job " + other_id + " runs here";
+    for (const auto gpu : candidate.gpus) {
       if (std::find(other.gpus.begin(), other.gpus.end(), gpu) != other.gpus.end())
         return std::format("GPU {} is in use by job {}", gpu, other_id);
     }
@@ -231,7 +237,8 @@ std::optional<std::string> Agent::conflict(const nlohmann::json& assign) {
 void Agent::accept(const nlohmann::json& assign) {
   const auto job_id = assign.at("job_id").get<std::string>();
   const auto attempt = assign.at("attempt").get<int64_t>();
-  if (const auto why = conflict(assign)) {
+  auto candidate = RunningJob::of(assign);
+  if (const auto why = conflict(job_id, candidate)) {
     log::warn("job {} attempt {}: refusing it: {}", job_id, attempt, *why);
     send(wire::make_message("job_refused", {{"job_id", job_id}, {"attempt", attempt}, {"reason", *why}}));
     return;
@@ -247,9 +254,7 @@ void Agent::accept(const nlohmann::json& assign) {
                                       "' is not registered on agent " + options_.name + " (--runner NAME=PATH)"}}));
     return;
   }
-  running_[job_id] = RunningJob{attempt, assign.at("gpus").get<std::vector<int64_t>>(),
-                                !assign.at("job").value("device", "cpu").starts_with("cuda"),
-                                assign.value("exclusive", false), std::make_shared<bool>(false)};
+  running_[job_id] = std::move(candidate);
   send(wire::make_message("job_accepted", {{"job_id", job_id}, {"attempt", attempt}}));
   log::info("job {} attempt {}: starting runner {}", job_id, attempt, runner->first);
   // An outcome that cannot be spooled must not vanish: the agent stops.
@@ -264,7 +269,7 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, std::filesystem::pat
   request.runner = std::move(runner);
   request.job = assign.at("job");
   request.directory = options_.work_directory / file_name_of(job_id, attempt);
-  request.timeout = std::chrono::milliseconds(static_cast<int64_t>(assign.at("timeout_s").get<double>() * 1000.0));
+  request.timeout = milliseconds_from_seconds(assign.at("timeout_s").get<double>());
   request.cancel_requested = running_.at(job_id).cancel_requested;
   request.record_file = options_.work_directory / "runners" / (file_name_of(job_id, attempt) + ".json");
   if (const auto gpus = assign.at("gpus").get<std::vector<int64_t>>(); !gpus.empty()) {

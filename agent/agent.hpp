@@ -62,7 +62,10 @@ class Agent {
     std::vector<int64_t> gpus;
     bool cpu = false;        // a CPU job: at most one at a time
     bool exclusive = false;  // needs the node to itself
-    std::shared_ptr<bool> cancel_requested;
+    std::shared_ptr<bool> cancel_requested = std::make_shared<bool>(false);
+
+    // What an assignment would run here (schemas/protocol/assign.schema.json).
+    static RunningJob of(const nlohmann::json& assign);
   };
 
   asio::awaitable<void> run();
@@ -74,9 +77,9 @@ class Agent {
   asio::awaitable<void> fence();
   void on_message(const std::string& type, const nlohmann::json& message);
   void accept(const nlohmann::json& assign);
-  // Why `assign` cannot start now (the same job or a conflicting one still
-  // runs here), or nothing when it can.
-  std::optional<std::string> conflict(const nlohmann::json& assign);
+  // Why `candidate` (attempt of `job_id`) cannot start now (the same job or
+  // a conflicting one still runs here), or nothing when it can.
+  std::optional<std::string> conflict(const std::string& job_id, const RunningJob& candidate);
   // Kills what the runners of a previous life of this agent left running.
   void kill_leftover_runners();
   asio::awaitable<void> run_job(nlohmann::json assign, std::filesystem::path runner);

@@ -6,17 +6,10 @@
 #include "cli/shutdown.hpp"
 #include "coordinator/coordinator.hpp"
 #include "shared/errors.hpp"
+#include "shared/seconds.hpp"
 #include "shared/wire/authentication.hpp"
 
 namespace ts::cli {
-namespace {
-
-double seconds(std::chrono::milliseconds duration) { return std::chrono::duration<double>(duration).count(); }
-std::chrono::milliseconds milliseconds(double seconds) {
-  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0));
-}
-
-}  // namespace
 
 Command add_coordinator_command(CLI::App& app) {
   auto* command = app.add_subcommand("coordinator", "run the coordinator: schedules sweeps to agents over TCP");
@@ -24,9 +17,9 @@ Command add_coordinator_command(CLI::App& app) {
     std::string listen = "127.0.0.1:7000";
     std::string port_file;
     std::string db = "torchsweep.db";
-    double heartbeat_s = seconds(coordinator::CoordinatorOptions{}.heartbeat_interval);
-    double reattach_grace_s = seconds(coordinator::RegistryOptions{}.reattach_grace);
-    double deadline_margin_s = seconds(coordinator::RegistryOptions{}.deadline_margin);
+    double heartbeat_s = seconds_of(coordinator::CoordinatorOptions{}.heartbeat_interval);
+    double reattach_grace_s = seconds_of(coordinator::RegistryOptions{}.reattach_grace);
+    double deadline_margin_s = seconds_of(coordinator::RegistryOptions{}.deadline_margin);
     std::string token_file, tls_cert, tls_key;
   };
   auto settings = std::make_shared<Settings>();
@@ -60,13 +53,13 @@ Command add_coordinator_command(CLI::App& app) {
     boost::asio::io_context io;
     coordinator::CoordinatorOptions options;
     options.listen = wire::parse_endpoint(settings->listen, "--listen");
-    options.heartbeat_interval = milliseconds(settings->heartbeat_s);
+    options.heartbeat_interval = milliseconds_from_seconds(settings->heartbeat_s);
     options.token = wire::load_token(settings->token_file);
     if (!settings->tls_cert.empty()) {
       options.tls = wire::server_tls_context(settings->tls_cert, settings->tls_key, "--tls-cert");
     }
-    options.jobs.reattach_grace = milliseconds(settings->reattach_grace_s);
-    options.jobs.deadline_margin = milliseconds(settings->deadline_margin_s);
+    options.jobs.reattach_grace = milliseconds_from_seconds(settings->reattach_grace_s);
+    options.jobs.deadline_margin = milliseconds_from_seconds(settings->deadline_margin_s);
     // Past a file-size limit the store's writes fail (and the coordinator
     // exits saying so) instead of the kernel killing it without a word.
     std::signal(SIGXFSZ, SIG_IGN);

@@ -5,6 +5,7 @@
 
 #include "shared/errors.hpp"
 #include "shared/log.hpp"
+#include "shared/seconds.hpp"
 #include "shared/spawn_checked.hpp"
 #include "shared/sweep/sweep.hpp"
 #include "shared/timestamp.hpp"
@@ -197,8 +198,8 @@ asio::awaitable<void> Coordinator::serve(asio::ip::tcp::socket socket) {
     const auto type = wire::validate_message(hello);
     if (type != "hello") throw InvalidInput("type", "the first message must be hello, got " + type);
     nlohmann::json welcome{{"version", std::string(version::number())},
-                           {"heartbeat_interval_s", std::chrono::duration<double>(options_.heartbeat_interval).count()},
-                           {"reattach_grace_s", std::chrono::duration<double>(options_.jobs.reattach_grace).count()}};
+                           {"heartbeat_interval_s", seconds_of(options_.heartbeat_interval)},
+                           {"reattach_grace_s", seconds_of(options_.jobs.reattach_grace)}};
     if (options_.token) welcome["proof"] = co_await authenticate(*connection, hello);
     connection->send(wire::make_message("welcome", welcome));
     if (hello.at("role") == "agent") {

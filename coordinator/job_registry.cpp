@@ -5,17 +5,10 @@
 
 #include "shared/errors.hpp"
 #include "shared/log.hpp"
+#include "shared/seconds.hpp"
 #include "shared/wire/protocol.hpp"
 
 namespace ts::coordinator {
-
-namespace {
-
-std::chrono::milliseconds milliseconds_of(double seconds) {
-  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0));
-}
-
-}  // namespace
 
 SweepSettings SweepSettings::from_spec(int64_t sequence, const nlohmann::json& spec) {
   return {sequence,
@@ -59,7 +52,7 @@ void JobRegistry::track(const store::StoredJob& job, const SweepSettings& settin
   tracked.document = job.document;
   tracked.attempt = job.attempts;
   tracked.max_attempts = job.max_attempts;
-  tracked.timeout = milliseconds_of(job.document.value("timeout_s", options_.default_job_timeout_s));
+  tracked.timeout = milliseconds_from_seconds(job.document.value("timeout_s", options_.default_job_timeout_s));
   tracked.node_exclusive = settings.node_exclusive;
   if (away) {
     tracked.phase = Phase::away;
@@ -128,7 +121,7 @@ void JobRegistry::dispatch() {
     job.phase = Phase::running;
     job.attempt = assignment.attempt;
     job.agent = assignment.agent;
-    job.until = now + job.timeout + options_.deadline_margin;
+    job.until = now + deadline(job);
     job.unreported_since.reset();
     auto document = job.document;
     document["attempt"] = assignment.attempt;
@@ -141,7 +134,7 @@ void JobRegistry::dispatch() {
                                                 {"job", document},
                                                 {"gpus", assignment.gpus},
                                                 {"exclusive", job.node_exclusive},
-                                                {"timeout_s", std::chrono::duration<double>(job.timeout).count()}});
+                                                {"timeout_s", seconds_of(job.timeout)}});
     batch_.after_commit([send = send_, agent = assignment.agent, assign = std::move(assign)] { send(agent, assign); });
     notify(JobEvent::Kind::started, assignment.job_id, job);
   }
@@ -251,7 +244,7 @@ void JobRegistry::agent_connected(AgentResources resources, const nlohmann::json
         scheduler_.attach(job_id, agent, entry.value("gpus", std::vector<int64_t>{}))) {
       job->phase = Phase::running;
       // The deadline of an attempt found in the store after a restart is unknown: a whole one again.
-      job->until = std::max(job->until, Clock::now() + job->timeout + options_.deadline_margin);
+      job->until = std::max(job->until, Clock::now() + deadline(*job));
       log::info("job {} attempt {} re-attached to agent {}", job_id, attempt, agent);
       continue;
     }
@@ -386,9 +379,8 @@ void JobRegistry::expire(Clock::time_point now) {
     } else if (job.phase == Phase::running && now >= job.until) {
       cancel_on_agent(job.agent, job_id, job.attempt);
       scheduler_.block(job.agent, true);  // until its heartbeats show the attempt gone
-      due.emplace_back(job_id,
-                       std::format("no outcome from agent {} within the coordinator's deadline ({:.0f} s)", job.agent,
-                                   std::chrono::duration<double>(job.timeout + options_.deadline_margin).count()));
+      due.emplace_back(job_id, std::format("no outcome from agent {} within the coordinator's deadline ({:.0f} s)",
+                                           job.agent, seconds_of(deadline(job))));
     } else if (job.phase == Phase::running && job.unreported_since &&
                now >= *job.unreported_since + options_.reattach_grace) {
       due.emplace_back(job_id, "agent " + job.agent + " no longer reports running it");

@@ -107,6 +107,8 @@ class JobRegistry {
   };
 
   void track(const store::StoredJob& job, const SweepSettings& settings, bool away);
+  // How long an attempt of `job` may run before the coordinator takes it back.
+  std::chrono::milliseconds deadline(const Job& job) const { return job.timeout + options_.deadline_margin; }
   // The job whose current attempt `agent` reports on, or nullptr.
   Job* current(const std::string& agent, const std::string& job_id, int64_t attempt);
   void finish(const std::string& job_id, JobEvent::Kind kind, const std::string& state, const std::string& reason);
