@@ -7,6 +7,7 @@
 #include <format>
 
 #include "agent/capabilities.hpp"
+#include "agent/efficiency.hpp"
 #include "agent/executor.hpp"
 #include "agent/process_tree.hpp"
 #include "agent/rank_launch.hpp"
@@ -69,6 +70,8 @@ Agent::Agent(asio::io_context& io, AgentOptions options)
     options_.work_directory = std::filesystem::temp_directory_path() / ("torchsweep-agent-" + options_.name);
   }
   std::filesystem::create_directories(options_.work_directory / "spool");
+  capabilities_["peak_flops"] = peak_flops(options_.peak_probe, worker == options_.runners.end() ? "" : worker->second,
+                                           options_.work_directory / "peak_flops.json", capabilities_);
   for (const auto& entry : std::filesystem::directory_iterator(options_.work_directory / "spool")) {
     if (entry.path().extension() != ".json") continue;  // a .tmp left by a crash mid-write
     try {
@@ -294,9 +297,13 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, std::filesystem::pat
   const auto outcome = co_await execute(std::move(request));
   // Off the books only once the outcome is in the spool.
   if (outcome.kind == ExecutionOutcome::Kind::completed) {
+    auto result = *outcome.result;
+    if (auto efficiency =
+            efficiency_of(result, capabilities_.at("peak_flops"), assign.at("gpus").get<std::vector<int64_t>>())) {
+      result["efficiency"] = std::move(*efficiency);
+    }
     deliver(wire::make_message(
-        "job_result",
-        {{"job_id", job_id}, {"attempt", attempt}, {"result", *outcome.result}, {"seconds", outcome.seconds}}));
+        "job_result", {{"job_id", job_id}, {"attempt", attempt}, {"result", result}, {"seconds", outcome.seconds}}));
     running_.erase(job_id);
     if (!options_.keep_job_directories) std::filesystem::remove_all(directory);
     co_return;

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "agent/peak_flops.hpp"
 #include "agent/rank_launch.hpp"
 #include "shared/wire/connection.hpp"
 #include "shared/wire/endpoint.hpp"
@@ -39,6 +40,9 @@ struct AgentOptions {
   bool keep_job_directories = false;     // those of failed jobs are always kept
   std::optional<std::string> token;      // the coordinator's shared token (docs/security.md)
   RankLaunchSettings rank_launch;        // how multi-rank jobs are started (mpirun)
+  // The devices' peak FLOP/s, measured by the LibTorch worker and cached in
+  // the work directory (agent/peak_flops.hpp).
+  PeakProbe peak_probe = PeakProbe::cached;
   // TLS to the coordinator, verified against a CA file (docs/security.md).
   std::shared_ptr<wire::ssl::context> tls;
   std::chrono::milliseconds initial_backoff{200};

@@ -4,11 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
-#include <memory>
 #include <sstream>
 
+#include "agent/shell_command.hpp"
 #include "shared/errors.hpp"
 
 namespace ts::agent {
@@ -18,17 +16,6 @@ std::string trim(const std::string& text) {
   const auto begin = text.find_first_not_of(" \t\r\n");
   const auto end = text.find_last_not_of(" \t\r\n");
   return begin == std::string::npos ? "" : text.substr(begin, end - begin + 1);
-}
-
-// Only fixed commands and executables from the agent's own command line are
-// ever run here; nothing from the network.
-std::string output_of(const std::string& command) {
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  if (!pipe) return "";
-  std::string output;
-  std::array<char, 512> chunk{};
-  while (std::fgets(chunk.data(), chunk.size(), pipe.get())) output += chunk.data();
-  return output;
 }
 
 }  // namespace
@@ -87,10 +74,9 @@ nlohmann::json detect_capabilities(const std::vector<std::string>& runner_names,
   cpu_set_t set;
   CPU_ZERO(&set);
   const int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-  std::string quoted = "'";
-  for (const char c : worker) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  const auto versions = worker.empty() ? std::pair<nlohmann::json, nlohmann::json>{}
-                                       : parse_worker_versions(output_of(quoted + "' --version 2>/dev/null"));
+  const auto versions = worker.empty()
+                            ? std::pair<nlohmann::json, nlohmann::json>{}
+                            : parse_worker_versions(output_of(shell_quoted(worker) + " --version 2>/dev/null"));
   return {
       {"hostname", host},
       {"cpu_cores", std::max(1, cores)},

@@ -73,6 +73,14 @@ void add_tls_ca_option(CLI::App* command, std::string& ca_file) {
                       "(docs/security.md)");
 }
 
+void add_peak_probe_option(CLI::App* command, std::string& mode) {
+  command
+      ->add_option("--peak-probe", mode,
+                   "the devices' peak FLOP/s for utilisation figures: cached (measured once, kept in the work "
+                   "directory), fresh (measured at every start) or off (docs/methodology.md)")
+      ->capture_default_str();
+}
+
 std::shared_ptr<wire::ssl::context> client_tls(const std::string& ca_file) {
   return ca_file.empty() ? nullptr : wire::client_tls_context(ca_file, "--tls-ca");
 }

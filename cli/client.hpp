@@ -34,6 +34,9 @@ nlohmann::json request(const ClientSettings& settings, const nlohmann::json& mes
 void add_tls_ca_option(CLI::App* command, std::string& ca_file);
 std::shared_ptr<wire::ssl::context> client_tls(const std::string& ca_file);
 
+// --peak-probe cached|fresh|off of agents (agent/peak_flops.hpp).
+void add_peak_probe_option(CLI::App* command, std::string& mode);
+
 // USER@HOST, recorded as a sweep's submitter.
 std::string submitter_name();
 

@@ -43,20 +43,25 @@ Command add_query_command(CLI::App& app) {
       "query", "per-configuration medians from the store, with speedups (--compare) or regressions (--baseline)");
   struct Settings : FilterSettings {
     std::vector<std::string> group_by, metrics;
-    std::string compare, baseline;
-    double alpha = 0.01, threshold = 0.05;
+    std::string compare, baseline, memory_metric = store::QueryOptions{}.memory_metric;
+    double alpha = store::QueryOptions{}.regression_alpha, threshold = store::QueryOptions{}.regression_threshold;
+    bool adaptive = false;
   };
   auto settings = std::make_shared<Settings>();
   add_filter_options(command, *settings, "table");
   command->add_option("--group-by", settings->group_by, "axes to group by (repeatable or comma-separated)")
       ->delimiter(',');
-  command
-      ->add_option("--metric", settings->metrics,
-                   "epoch_time, step_time, samples_per_s, peak_memory, warmup_memory, reserved_memory, compile_time, "
-                   "warmup_time (repeatable)")
-      ->delimiter(',');
+  std::string metric_names;
+  for (const auto& name : store::query_metrics()) metric_names += (metric_names.empty() ? "" : ", ") + name;
+  command->add_option("--metric", settings->metrics, metric_names + " (repeatable)")->delimiter(',');
   command->add_option("--compare", settings->compare,
                       "AXIS or AXIS=REF,OTHER: the two values side by side with speedup and memory reduction");
+  command
+      ->add_option("--memory-metric", settings->memory_metric,
+                   "the memory figure of --compare's memory_reduction: peak_memory, warmup_memory or reserved_memory")
+      ->capture_default_str();
+  command->add_flag("--adaptive", settings->adaptive,
+                    "instead of results: each compared pair of the adaptive sweeps, its rounds and why it stopped");
   command->add_option("--baseline", settings->baseline,
                       "sweep id, name or tag to test every group against for regressions");
   command->add_option("--alpha", settings->alpha, "significance level of the regression test")
@@ -70,12 +75,17 @@ Command add_query_command(CLI::App& app) {
   return [settings] {
     const auto format = store::parse_format(settings->format, "--format");
     auto database = store::open_read_only(settings->db);
+    if (settings->adaptive) {
+      std::cout << store::render(store::adaptive_stops(database, settings->filter()), format);
+      return 0;
+    }
     store::QueryOptions options;
     options.filter = settings->filter();
     options.group_by = settings->group_by;
     options.metrics = settings->metrics;
     options.compare = settings->compare;
     options.baseline = settings->baseline;
+    options.memory_metric = settings->memory_metric;
     options.regression_alpha = settings->alpha;
     options.regression_threshold = settings->threshold;
     std::cout << store::render(store::query(database, options), format);

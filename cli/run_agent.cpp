@@ -16,7 +16,7 @@ Command add_agent_command(CLI::App& app) {
     std::string coordinator = "127.0.0.1:7000";
     std::string name;
     std::vector<std::string> labels, runners;
-    std::string work_dir, token_file, tls_ca, mpirun = "mpirun";
+    std::string work_dir, token_file, tls_ca, mpirun = "mpirun", peak_probe = "cached";
     bool keep_job_dirs = false;
   };
   auto settings = std::make_shared<Settings>();
@@ -28,6 +28,7 @@ Command add_agent_command(CLI::App& app) {
   command->add_option("--token-file", settings->token_file,
                       "file holding the coordinator's shared token (default: $TORCHSWEEP_TOKEN; docs/security.md)");
   add_tls_ca_option(command, settings->tls_ca);
+  add_peak_probe_option(command, settings->peak_probe);
   command->add_option("--work-dir", settings->work_dir,
                       "job directories and the spool of undelivered results (default: $TMPDIR/torchsweep-agent-NAME)");
   command
@@ -43,6 +44,7 @@ Command add_agent_command(CLI::App& app) {
     options.token = wire::load_token(settings->token_file);
     options.keep_job_directories = settings->keep_job_dirs;
     options.rank_launch.mpirun = settings->mpirun;
+    options.peak_probe = agent::parse_peak_probe(settings->peak_probe, "--peak-probe");
     options.tls = client_tls(settings->tls_ca);
     for (const auto& label : settings->labels) add_key_value(options.labels, label, "--label");
     for (const auto& runner : settings->runners) add_key_value(options.runners, runner, "--runner");

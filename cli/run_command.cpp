@@ -121,7 +121,9 @@ class ProgressReport {
 void print_results(store::Store& store, const std::string& sweep_id, const std::string& db) {
   store::QueryOptions options;
   options.filter.sweeps = {sweep_id};
+  options.metrics = {"epoch_time", "samples_per_s", "peak_memory", "mfu"};
   auto plain = store::query(store.database(), options);
+  options.metrics.clear();
   std::cout << "\nPer-configuration medians (sweep " << sweep_id << "):\n"
             << store::render(plain, store::Format::table);
   options.compare = "mode";
@@ -144,7 +146,7 @@ Command add_run_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "run", "run a sweep on this machine: coordinator, one local agent and the store in one command");
   struct Settings {
-    std::string sweep, db = "torchsweep.db", work_dir;
+    std::string sweep, db = "torchsweep.db", work_dir, peak_probe = "cached";
     std::vector<std::string> runners;
     bool verbose = false, keep_job_dirs = false;
   };
@@ -155,6 +157,7 @@ Command add_run_command(CLI::App& app) {
                       "NAME=PATH: an executable honouring the worker contract (repeatable)");
   command->add_option("--work-dir", settings->work_dir, "job directories (default: $TMPDIR/torchsweep-agent-local)");
   command->add_flag("--keep-job-dirs", settings->keep_job_dirs, "keep the directories of successful jobs too");
+  add_peak_probe_option(command, settings->peak_probe);
   command->add_flag("--verbose", settings->verbose, "log the coordinator's and the agent's work (info level)");
   return [settings] {
     const auto spec = sweep::read_document(settings->sweep);
@@ -175,6 +178,7 @@ Command add_run_command(CLI::App& app) {
     agent_options.token = coordinator_options.token;
     agent_options.work_directory = settings->work_dir;
     agent_options.keep_job_directories = settings->keep_job_dirs;
+    agent_options.peak_probe = agent::parse_peak_probe(settings->peak_probe, "--peak-probe");
     for (const auto& runner : settings->runners) add_key_value(agent_options.runners, runner, "--runner");
     agent::Agent local(io, agent_options);
     local.start();

@@ -34,19 +34,13 @@ SCHEMA_DIR = os.environ.get("TORCHSWEEP_SCHEMAS", "@TS_SCHEMA_DIR@")
 EXIT_OK, EXIT_INTERNAL, EXIT_INVALID, EXIT_FAILED = 0, 1, 2, 3
 NOISY_IQR_OVER_MEDIAN = 0.10
 
-# The worker's defaults (docs/worker.md); model knobs per model as in its registry.
+# The worker's defaults (docs/worker.md); the models' own are in schemas/models.json.
 DEFAULTS = {"task": "train", "mode": "eager", "fallback": "none", "precision": "fp32", "epochs": 5,
             "warmup": 10, "data_batches": 4, "device": "cpu", "threads": 0, "interop_threads": 0, "seed": 0,
             "optimizer": "sgd", "lr": 0.01, "momentum": 0.9, "weight_decay": 0.0, "gpus": 1,
             "runner": RUNNER_NAME, "attempt": 1, "backend": "inductor", "compile_mode": "default",
             "dynamic": None, "fullgraph": False}
 DEFAULT_DATASET_SIZE = 50000
-MODEL_DEFAULTS = {
-    "resnet18": {"input_size": 224, "num_classes": 1000},
-    "resnet50": {"input_size": 224, "num_classes": 1000},
-    "mlp": {"input_size": 784, "num_classes": 10, "width": 1024, "depth": 3},
-    "transformer": {"num_classes": 1000, "width": 256, "depth": 4, "heads": 4, "seq_len": 128},
-}
 MODEL_KNOBS = ("input_size", "num_classes", "width", "depth", "heads", "seq_len")
 
 
@@ -120,9 +114,11 @@ def resolve_job(document):
         check(document, json.load(schema_file), "")
     job = dict(DEFAULTS)
     job.update(document)
-    model_defaults = MODEL_DEFAULTS.get(job["model"])
-    if model_defaults is None:
-        raise InvalidJob("model", f"unknown model '{job['model']}'; known models: " + ", ".join(MODEL_DEFAULTS))
+    with open(os.path.join(SCHEMA_DIR, "models.json")) as models_file:
+        catalogue = {name: entry for name, entry in json.load(models_file).items() if not name.startswith("$")}
+    if job["model"] not in catalogue:
+        raise InvalidJob("model", f"unknown model '{job['model']}'; known models: " + ", ".join(sorted(catalogue)))
+    model_defaults = catalogue[job["model"]]["defaults"]
     ignored = [knob for knob in MODEL_KNOBS if knob in document and knob not in model_defaults]
     for knob, value in model_defaults.items():
         job[knob] = document.get(knob, value)

@@ -75,13 +75,15 @@ WorkerCommand parse_command_line(int argc, char** argv) {
       "3 the job ran and failed or is unsupported here (result written with the reason)."};
   WorkerCommand command;
   std::optional<std::string> job_path;
-  bool list_models = false, show_version = false;
+  bool list_models = false, show_version = false, probe_peak = false;
   app.add_option("--job", job_path, "job document (JSON file, or - for stdin); flags override its fields");
   app.add_option("--out", command.out, "where to write the result document (file, or - for stdout)")
       ->capture_default_str();
   app.add_option("--log-level", command.log_level, "debug | info | warn | error | off")->capture_default_str();
   app.add_flag("--list-models", list_models, "print the registered models with their parameter counts");
   app.add_flag("--version", show_version, "print the torchsweep version and commit");
+  app.add_flag("--probe-peak", probe_peak,
+               "measure this node's peak matmul FLOP/s (fp32, bf16; CPU and each GPU) and write it to --out");
   std::vector<std::optional<std::string>> values(std::size(job_flags));
   for (std::size_t i = 0; i < std::size(job_flags); ++i) {
     app.add_option(job_flags[i].flag, values[i], job_flags[i].help)->group("Job fields (one-off runs)");
@@ -96,6 +98,7 @@ WorkerCommand parse_command_line(int argc, char** argv) {
 
   if (list_models) command.action = WorkerCommand::Action::list_models;
   if (show_version) command.action = WorkerCommand::Action::show_version;
+  if (probe_peak) command.action = WorkerCommand::Action::probe_peak;
   command.job = job_path ? json_io::read(*job_path) : nlohmann::json{{"schema_version", 1}};
   if (!command.job.is_object()) throw InvalidInput("", "the job document must be a JSON object");
   for (std::size_t i = 0; i < std::size(job_flags); ++i) {

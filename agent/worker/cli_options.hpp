@@ -8,7 +8,7 @@
 namespace ts::worker {
 
 struct WorkerCommand {
-  enum class Action { run, list_models, show_version } action = Action::run;
+  enum class Action { run, list_models, show_version, probe_peak } action = Action::run;
   nlohmann::json job;  // the job document to validate and run
   std::string out = "-";
   std::string log_level = "info";

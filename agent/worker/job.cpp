@@ -15,16 +15,6 @@ namespace {
 
 constexpr int64_t default_dataset_size = 50000;  // the methodology's ImageNet-style subset
 
-struct ModelKnob {
-  const char* name;
-  int64_t ModelConfig::*field;
-};
-constexpr ModelKnob model_knobs[] = {
-    {"input_size", &ModelConfig::input_size}, {"num_classes", &ModelConfig::num_classes},
-    {"width", &ModelConfig::width},           {"depth", &ModelConfig::depth},
-    {"heads", &ModelConfig::heads},           {"seq_len", &ModelConfig::seq_len},
-};
-
 template <class T>
 void read_optional(const nlohmann::json& document, const char* key, T& into) {
   if (const auto found = document.find(key); found != document.end()) into = found->template get<T>();
@@ -85,7 +75,7 @@ Job parse_job(const nlohmann::json& document) {
   const auto& info = find_model(job.model);
   job.model_config = info.defaults;
   job.model_knobs = info.knobs;
-  for (const auto& knob : model_knobs) {
+  for (const auto& knob : model_knobs()) {
     if (!document.contains(knob.name)) continue;
     const bool applies = std::find(info.knobs.begin(), info.knobs.end(), knob.name) != info.knobs.end();
     if (applies) {
@@ -134,7 +124,7 @@ nlohmann::json to_json(const Job& job) {
   if (job.dataset_size) out["dataset_size"] = *job.dataset_size;
   if (job.timeout_s) out["timeout_s"] = *job.timeout_s;
   if (!job.labels.empty()) out["labels"] = job.labels;
-  for (const auto& knob : model_knobs) {
+  for (const auto& knob : model_knobs()) {
     if (std::find(job.model_knobs.begin(), job.model_knobs.end(), knob.name) != job.model_knobs.end()) {
       out[knob.name] = job.model_config.*knob.field;
     }

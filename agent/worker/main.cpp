@@ -12,6 +12,7 @@
 #include "agent/worker/experiment.hpp"
 #include "agent/worker/job.hpp"
 #include "agent/worker/models/registry.hpp"
+#include "agent/worker/peak_probe.hpp"
 #include "shared/die_with_parent.hpp"
 #include "shared/errors.hpp"
 #include "shared/json_io.hpp"
@@ -82,6 +83,9 @@ int main(int argc, char** argv) {
                   << (cuda.is_string() ? cuda.get<std::string>() : std::string("none")) << "\n";
         return ts::exit_code::ok;
       }
+      case ts::worker::WorkerCommand::Action::probe_peak:
+        ts::json_io::write_atomically(command.out, ts::worker::probe_peak());
+        return ts::exit_code::ok;
       case ts::worker::WorkerCommand::Action::run:
         return run(command);
     }

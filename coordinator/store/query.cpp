@@ -48,16 +48,27 @@ struct Metric {
   std::string name, column, sql;
   double scale = 1;
   bool higher_is_better = false;
+  std::string field_sql = "NULL";  // memory: the result field the figure came from, named by --compare
 };
+
+// The warm-up figure is peak allocated where the timed one is (CUDA), the
+// resident high-water mark otherwise.
+constexpr const char* warmup_memory_field =
+    "CASE WHEN r.peak_memory_field IN ('peak_allocated_bytes', 'peak_reserved_bytes') "
+    "THEN 'warmup_peak_allocated_bytes' WHEN r.warmup_peak_memory_bytes IS NOT NULL THEN 'warmup_peak_rss_bytes' END";
 
 const std::vector<Metric>& metric_table() {
   static const std::vector<Metric> metrics{
       {"epoch_time", "epoch_time_s", "r.median_epoch_s"},
       {"step_time", "step_time_s", "r.median_step_s"},
       {"samples_per_s", "samples_per_s", "r.samples_per_s", 1, true},
-      {"peak_memory", "peak_memory_mib", "r.peak_memory_bytes", 1.0 / (1024 * 1024)},
-      {"warmup_memory", "warmup_memory_mib", "r.warmup_peak_memory_bytes", 1.0 / (1024 * 1024)},
-      {"reserved_memory", "reserved_memory_mib", "r.peak_reserved_bytes", 1.0 / (1024 * 1024)},
+      {"peak_memory", "peak_memory_mib", "r.peak_memory_bytes", 1.0 / (1024 * 1024), false, "r.peak_memory_field"},
+      {"warmup_memory", "warmup_memory_mib", "r.warmup_peak_memory_bytes", 1.0 / (1024 * 1024), false,
+       warmup_memory_field},
+      {"reserved_memory", "reserved_memory_mib", "r.peak_reserved_bytes", 1.0 / (1024 * 1024), false,
+       "CASE WHEN r.peak_reserved_bytes IS NOT NULL THEN 'peak_reserved_bytes' END"},
+      {"achieved_flops", "achieved_tflops_per_s", "r.achieved_flops_per_s", 1e-12, true},
+      {"mfu", "mfu", "r.mfu", 1, true},
       {"compile_time", "compile_time_s", "r.compile_s"},
       {"warmup_time", "warmup_time_s", "r.warmup_s"},
   };
@@ -156,7 +167,8 @@ nlohmann::json cell(Statement& row, int column) {
 
 struct Group {
   std::vector<nlohmann::json> key;
-  std::array<int64_t, 2> flagged{};  // runs flagged noisy or warmup_insufficient, per side
+  std::array<int64_t, 2> flagged{};             // runs flagged noisy or warmup_insufficient, per side
+  std::array<std::set<std::string>, 2> fields;  // per side: where the figures of `field_metric` came from
   // samples[side][metric]: per-run values (side 0: the reference or the
   // filtered results, side 1: the other compared value or the baseline)
   std::array<std::vector<std::vector<double>>, 2> samples;
@@ -169,13 +181,16 @@ struct Grouping {
 
 // Adds every row of the filtered results to its group; `side_of` picks the
 // side a row counts on (or -1 to skip it).
+// `field_metric`: the metric whose source fields each group records.
 void collect(Database& database, const Condition& condition, const std::vector<const Axis*>& keys,
              const std::vector<const Metric*>& metrics, const Axis* side_axis,
-             const std::function<int(const nlohmann::json&)>& side_of, int fixed_side, Grouping& grouping) {
+             const std::function<int(const nlohmann::json&)>& side_of, int fixed_side, Grouping& grouping,
+             const Metric* field_metric = nullptr) {
   std::string sql = "SELECT ";
   for (const auto* axis : keys) sql += axis->sql + ", ";
   sql += side_axis ? side_axis->sql : "NULL";
   sql += ", COALESCE(r.noisy, 0) + COALESCE(r.warmup_insufficient, 0) > 0";
+  sql += ", " + (field_metric ? field_metric->field_sql : std::string("NULL"));
   for (const auto* metric : metrics) sql += ", " + metric->sql;
   sql += " FROM results r WHERE " + condition.sql;
   auto select = database.prepare(sql);
@@ -203,8 +218,9 @@ void collect(Database& database, const Condition& condition, const std::vector<c
     }
     auto& group = grouping.groups[found->second];
     group.flagged[static_cast<std::size_t>(side)] += select.integer(key_count + 1);
+    if (!select.is_null(key_count + 2)) group.fields[static_cast<std::size_t>(side)].insert(select.text(key_count + 2));
     for (std::size_t m = 0; m < metrics.size(); ++m) {
-      const int column = key_count + 2 + static_cast<int>(m);
+      const int column = key_count + 3 + static_cast<int>(m);
       if (!select.is_null(column)) group.samples[side][m].push_back(select.real(column) * metrics[m]->scale);
     }
   }
@@ -223,6 +239,19 @@ void append_estimate(std::vector<nlohmann::json>& row, const stats::Interval& in
   } else {
     row.insert(row.end(), {interval.estimate, nullptr, nullptr});
   }
+}
+
+std::string joined(const std::set<std::string>& names) {
+  std::string text;
+  for (const auto& name : names) text += (text.empty() ? "" : "+") + name;
+  return text;
+}
+
+// "peak_memory: rss_footprint_bytes", or both sides' fields when they differ.
+nlohmann::json memory_field_text(const Metric& metric, const std::array<std::set<std::string>, 2>& fields) {
+  if (fields[0].empty() && fields[1].empty()) return nullptr;
+  if (fields[0] == fields[1]) return metric.name + ": " + joined(fields[0]);
+  return metric.name + ": " + joined(fields[0]) + " vs " + joined(fields[1]) + " (not comparable)";
 }
 
 nlohmann::json median_or_null(const std::vector<double>& samples) {
@@ -327,7 +356,12 @@ Table query(Database& database, const QueryOptions& options) {
   std::size_t epoch_metric = 0, memory_metric = 0;
   if (compare_axis) {
     epoch_metric = index_of("epoch_time");
-    memory_metric = index_of("peak_memory");
+    const Metric* memory = &named(metric_table(), options.memory_metric, "--memory-metric", "metric");
+    if (memory->field_sql == "NULL") {
+      throw InvalidInput("--memory-metric",
+                         "expected peak_memory, warmup_memory or reserved_memory, got '" + options.memory_metric + "'");
+    }
+    memory_metric = index_of(memory->name);
   }
   // Scaling efficiency: each group against the same configuration on one rank.
   const auto ranks_at =
@@ -347,7 +381,7 @@ Table query(Database& database, const QueryOptions& options) {
           const auto text = json_text(value);
           return text == compared[0] ? 0 : text == compared[1] ? 1 : -1;
         },
-        0, grouping);
+        0, grouping, metrics[memory_metric]);
   } else {
     collect(database, condition, keys, metrics, nullptr, nullptr, 0, grouping);
   }
@@ -373,7 +407,7 @@ Table query(Database& database, const QueryOptions& options) {
       for (const auto& value : compared) table.columns.push_back(metrics[m]->column + ":" + value);
     }
     for (const char* column : {"speedup", "speedup_low", "speedup_high", "memory_reduction", "memory_reduction_low",
-                               "memory_reduction_high"})
+                               "memory_reduction_high", "memory_field"})
       table.columns.push_back(column);
     for (const auto& group : grouping.groups) {
       auto row = group.key;
@@ -392,7 +426,10 @@ Table query(Database& database, const QueryOptions& options) {
       } else {
         row.insert(row.end(), {nullptr, nullptr, nullptr});
       }
-      if (!reference[memory_metric].empty() && !other[memory_metric].empty() &&
+      // Figures of different kinds (a whole-process peak against a timed
+      // phase's, say) are not compared.
+      const bool same_kind = group.fields[0] == group.fields[1];
+      if (same_kind && !reference[memory_metric].empty() && !other[memory_metric].empty() &&
           stats::median(reference[memory_metric]) > 0) {
         const auto ratio = stats::ratio_of_medians(other[memory_metric], reference[memory_metric], bootstrap);
         append_estimate(row, {1 - ratio.estimate, 1 - ratio.high, 1 - ratio.low},
@@ -400,6 +437,7 @@ Table query(Database& database, const QueryOptions& options) {
       } else {
         row.insert(row.end(), {nullptr, nullptr, nullptr});
       }
+      row.push_back(memory_field_text(*metrics[memory_metric], group.fields));
       table.rows.push_back(std::move(row));
     }
     return table;
@@ -489,6 +527,29 @@ Table query(Database& database, const QueryOptions& options) {
   return table;
 }
 
+Table adaptive_stops(Database& database, const ResultFilter& filter) {
+  std::vector<std::string> ids;
+  for (const auto& sweep : filter.sweeps) ids.push_back(resolve_sweep(database, sweep, "--sweep"));
+  std::string sql =
+      "SELECT a.sweep_id, s.name, a.pair_key, a.rounds, a.half_width, a.state FROM adaptive_pairs a "
+      "JOIN sweeps s USING (sweep_id)";
+  if (!ids.empty()) sql += " WHERE a.sweep_id IN (" + placeholders(ids.size()) + ")";
+  auto select = database.prepare(sql + " ORDER BY s.rowid, a.pair_key");
+  for (std::size_t i = 0; i < ids.size(); ++i) select.bind(static_cast<int>(i) + 1, std::string_view(ids[i]));
+  static const std::map<std::string, std::string> why{
+      {"running", "still adding rounds"},
+      {"converged", "the speedup interval became as narrow as the sweep asks"},
+      {"max_reached", "ran its maximum of rounds with the interval still wider"}};
+  Table table{{"sweep", "name", "configuration", "rounds", "half_width", "state", "why"}, {}};
+  while (select.step()) {
+    const auto state = select.text(5);
+    table.rows.push_back({select.text(0), select.text(1), select.text(2), select.integer(3),
+                          select.is_null(4) ? nlohmann::json(nullptr) : nlohmann::json(select.real(4)), state,
+                          why.contains(state) ? why.at(state) : state});
+  }
+  return table;
+}
+
 Table export_results(Database& database, const ResultFilter& filter) {
   const auto condition = condition_of(database, filter);
   static const std::vector<std::string> columns{"job_id",
@@ -520,6 +581,10 @@ Table export_results(Database& database, const ResultFilter& filter) {
                                                 "warmup_peak_memory_bytes",
                                                 "noisy",
                                                 "warmup_insufficient",
+                                                "flops_per_step",
+                                                "achieved_flops_per_s",
+                                                "peak_flops_per_s",
+                                                "mfu",
                                                 "fused_kernels",
                                                 "fallback_reason",
                                                 "error",
@@ -530,8 +595,9 @@ Table export_results(Database& database, const ResultFilter& filter) {
   auto select = database.prepare(sql);
   bind_condition(select, condition);
   Table table{columns, {}};
-  static const std::set<std::string> real_columns{"median_epoch_s", "samples_per_s", "median_step_s", "compile_s",
-                                                  "warmup_s"};
+  static const std::set<std::string> real_columns{
+      "median_epoch_s", "samples_per_s",        "median_step_s",    "compile_s", "warmup_s",
+      "flops_per_step", "achieved_flops_per_s", "peak_flops_per_s", "mfu"};
   while (select.step()) {
     std::vector<nlohmann::json> row;
     for (int c = 0; c < static_cast<int>(columns.size()); ++c) {

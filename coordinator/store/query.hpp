@@ -36,6 +36,8 @@ struct QueryOptions {
   // "--compare mode" or "--compare precision=fp32,bf16": the axis taken out
   // of the grouping and the two values put side by side (reference first).
   std::string compare;
+  // The memory figure of --compare's memory_reduction (docs/query.md).
+  std::string memory_metric = "peak_memory";
   // A sweep (id or name) or a tag (its newest sweep outside the filtered
   // results): each group is tested against the same group there.
   std::string baseline;
@@ -52,6 +54,10 @@ struct Table {
 // Throws ts::InvalidInput naming the option of a bad axis, metric, filter or
 // comparison.
 Table query(Database& database, const QueryOptions& options);
+// Each compared pair of the adaptive sweeps among `filter`'s (every sweep
+// when it names none): its rounds, the relative half-width of its speedup
+// interval, and why it stopped (docs/sweeps.md).
+Table adaptive_stops(Database& database, const ResultFilter& filter);
 // Every stored result that passes `filter`, one flat row each.
 Table export_results(Database& database, const ResultFilter& filter);
 

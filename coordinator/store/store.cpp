@@ -81,10 +81,10 @@ Store::Store(const std::string& path)
           "mode, mode_ran, compiler, runner, gpus, device_name, torch_version, host, agent, median_epoch_s, "
           "samples_per_s, median_step_s, compile_s, warmup_s, peak_memory_bytes, peak_allocated_bytes, noisy, "
           "fused_kernels, fallback_reason, error, received_at, peak_memory_field, warmup_peak_memory_bytes, "
-          "peak_reserved_bytes, warmup_insufficient) "
+          "peak_reserved_bytes, warmup_insufficient, flops_per_step, achieved_flops_per_s, peak_flops_per_s, mfu) "
           "VALUES (?1, ?2, COALESCE((SELECT sweep_id FROM jobs WHERE job_id = ?1), ?3), ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
           "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, "
-          "?32, ?33)")),
+          "?32, ?33, ?34, ?35, ?36, ?37)")),
       insert_document_(database_.prepare("INSERT INTO result_documents (job_id, attempt, document) VALUES (?, ?, ?)")),
       insert_epoch_(database_.prepare(
           "INSERT INTO result_epochs (job_id, attempt, epoch, seconds, step_seconds) VALUES (?, ?, ?, ?, ?)")),
@@ -172,7 +172,11 @@ bool Store::insert_result(const nlohmann::json& result, const std::string& agent
                 optional_at<int64_t>(result, Pointer("/execution/fusion/fused_kernels")),
                 optional_at<std::string>(result, Pointer("/execution/fallback_reason")),
                 optional_at<std::string>(result, Pointer("/error")), utc_timestamp(), memory.field, memory.warmup_peak,
-                optional_at<int64_t>(result, Pointer("/memory/peak_reserved_bytes")), warmup_insufficient(result))
+                optional_at<int64_t>(result, Pointer("/memory/peak_reserved_bytes")), warmup_insufficient(result),
+                optional_at<double>(result, Pointer("/efficiency/flops_per_step")),
+                optional_at<double>(result, Pointer("/efficiency/achieved_flops_per_s")),
+                optional_at<double>(result, Pointer("/efficiency/peak_flops_per_s")),
+                optional_at<double>(result, Pointer("/efficiency/mfu")))
       .run();
   if (insert_result_.changes() == 0) return false;  // (job_id, attempt) already stored
   insert_document_.bind_all(job_id, attempt, result.dump()).run();

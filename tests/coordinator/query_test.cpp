@@ -251,6 +251,101 @@ TEST_F(QueryStore, BelowFiveRunsASideTheEstimateStandsWithoutAnInterval) {
   EXPECT_NE(render(table, Format::table).find("n too small"), std::string::npos) << render(table, Format::table);
 }
 
+TEST_F(QueryStore, CompareNamesItsMemoryFieldAndCanBeAskedForAnother) {
+  QueryOptions options;
+  options.compare = "mode";
+  options.filter.sweeps = {"night-1"};
+  auto table = run(options);
+  const auto mlp = row(table, {{"model", "mlp"}});
+  EXPECT_EQ(mlp[column(table, "memory_field")], "peak_memory: peak_rss_bytes");
+  options.memory_metric = "warmup_memory";  // these results have no warm-up figure
+  table = run(options);
+  EXPECT_TRUE(row(table, {{"model", "mlp"}})[column(table, "memory_reduction")].is_null());
+  for (const std::string bad : {"epoch_time", "nonsense"}) {
+    options.memory_metric = bad;
+    try {
+      run(options);
+      FAIL() << bad;
+    } catch (const InvalidInput& error) {
+      EXPECT_EQ(error.field(), "--memory-metric") << error.what();
+    }
+  }
+}
+
+TEST_F(QueryStore, MemoryFiguresOfDifferentKindsAreNotCompared) {
+  std::vector<JobRecord> jobs;
+  std::vector<nlohmann::json> results;
+  for (int ordinal = 0; ordinal < 2; ++ordinal) {
+    const auto job_id = "mixed/" + std::to_string(ordinal);
+    jobs.push_back({job_id, ordinal, "k" + std::to_string(ordinal), 0, "libtorch", 1, {}, 3});
+    SyntheticResult r;
+    r.job_id = job_id;
+    r.mode = ordinal == 0 ? "eager" : "compiled";
+    auto document = make_result(r);
+    // One runner reports the timed phase's own footprint, the other only a
+    // whole-process peak.
+    if (ordinal == 1) document["memory"]["rss_footprint_bytes"] = 1 << 20;
+    results.push_back(document);
+  }
+  store_.add_sweep({"mixed", "mixed", nlohmann::json::object(), {}, "test", 0, "2026-11-30T00:00:00.000Z"}, jobs);
+  store_.ingest_results(results, "agent");
+  QueryOptions options;
+  options.compare = "mode";
+  options.filter.sweeps = {"mixed"};
+  const auto table = run(options);
+  const auto resnet = row(table, {{"model", "resnet50"}});
+  EXPECT_TRUE(resnet[column(table, "memory_reduction")].is_null());
+  EXPECT_EQ(resnet[column(table, "memory_field")],
+            "peak_memory: peak_rss_bytes vs rss_footprint_bytes (not comparable)");
+}
+
+TEST_F(QueryStore, UtilisationAndAchievedFlopsAreMetrics) {
+  std::vector<JobRecord> jobs;
+  std::vector<nlohmann::json> results;
+  for (int ordinal = 0; ordinal < 3; ++ordinal) {
+    const auto job_id = "mfu/" + std::to_string(ordinal);
+    jobs.push_back({job_id, ordinal, "k", ordinal, "libtorch", 1, {}, 3});
+    SyntheticResult r;
+    r.job_id = job_id;
+    auto document = make_result(r);
+    const double achieved = 1e12 * (ordinal + 1);
+    document["efficiency"] = {{"convention", "matmul_conv_2flops_per_mac_train_3x_forward"},
+                              {"forward_flops_per_sample", 1e9},
+                              {"flops_per_step", 1.92e11},
+                              {"achieved_flops_per_s", achieved},
+                              {"peak_flops_per_s", 1e13},
+                              {"peak_dtype", "fp32"},
+                              {"mfu", achieved / 1e13}};
+    results.push_back(document);
+  }
+  store_.add_sweep({"mfu", "mfu", nlohmann::json::object(), {}, "test", 0, "2026-11-30T00:00:00.000Z"}, jobs);
+  store_.ingest_results(results, "agent");
+  QueryOptions options;
+  options.filter.sweeps = {"mfu"};
+  options.metrics = {"mfu", "achieved_flops"};
+  const auto table = run(options);
+  ASSERT_EQ(table.rows.size(), 1u);
+  EXPECT_NEAR(table.rows[0][column(table, "mfu")].get<double>(), 0.2, 1e-12);
+  EXPECT_NEAR(table.rows[0][column(table, "achieved_tflops_per_s")].get<double>(), 2.0, 1e-12);
+  const auto exported = export_results(store_.database(), options.filter);
+  EXPECT_NEAR(exported.rows[0][column(exported, "flops_per_step")].get<double>(), 1.92e11, 1);
+}
+
+TEST_F(QueryStore, AdaptiveStopsSayWhichPairsStoppedWhy) {
+  store_.add_sweep({"adaptive", "adaptive", nlohmann::json::object(), {}, "test", 0, "2026-11-30T00:00:00.000Z"}, {});
+  store_.record_adaptive_pair("adaptive", R"({"model":"mlp"})", 3, 0.01, "converged");
+  store_.record_adaptive_pair("adaptive", R"({"model":"resnet50"})", 20, 0.05, "max_reached");
+  ResultFilter filter;
+  filter.sweeps = {"adaptive"};
+  const auto table = adaptive_stops(store_.database(), filter);
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_EQ(table.rows[0][column(table, "configuration")], R"({"model":"mlp"})");
+  EXPECT_EQ(table.rows[0][column(table, "state")], "converged");
+  EXPECT_EQ(table.rows[1][column(table, "rounds")], 20);
+  EXPECT_NE(table.rows[1][column(table, "why")].get<std::string>().find("maximum"), std::string::npos);
+  EXPECT_EQ(adaptive_stops(store_.database(), {}).rows.size(), 2u);  // every sweep
+}
+
 TEST_F(QueryStore, CompareAnyAxisWithNamedValues) {
   QueryOptions options;
   options.compare = "model=resnet50,mlp";

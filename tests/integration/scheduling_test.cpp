@@ -146,6 +146,16 @@ repeats: {min: 3, max: 8, until: {compare: mode, ci_half_width: 0.02}}
   EXPECT_EQ(stored.size(), 2u * 5 + 2u * 8);
   for (const auto& [job, count] : stored) EXPECT_EQ(count, 1) << job;
   EXPECT_EQ(store_rows("SELECT COUNT(*) FROM jobs WHERE state = 'done'"), "26\n");
+  // The query says the same, from the store.
+  const auto query = torchsweep({"query", "--db", db().string(), "--adaptive", "--format", "json"});
+  ASSERT_EQ(query.exit_code, 0) << query.err;
+  std::map<std::string, std::string> queried;
+  for (const auto& row : nlohmann::json::parse(query.out)) {
+    const auto pair = nlohmann::json::parse(row.at("configuration").get<std::string>());
+    queried[pair.at("labels").at("noise")] =
+        row.at("state").get<std::string>() + " after " + std::to_string(row.at("rounds").get<int64_t>());
+  }
+  EXPECT_EQ(queried, stops) << query.out;
 }
 
 TEST_F(Sweeps, GpuJobsWaitWhileOnlyCpuAgentsAreConnected) {
@@ -297,6 +307,27 @@ fixed: {model: mlp, batch_size: 8, input_size: 16, width: 32, depth: 1, epochs: 
     EXPECT_EQ(row.at("status"), "ok");
     EXPECT_EQ(row.at("runner"), "libtorch");
   }
+  // How close to the machine's limit: the MLP's 2 x (16 x 32 + 32 x 10)
+  // FLOPs a sample forward, 8 samples, 3 forwards a training step; the
+  // rate at the median step; its fraction of the peak the worker measured.
+  const auto figures = nlohmann::json::parse(
+      store_rows("SELECT json_group_array(json_array(flops_per_step, achieved_flops_per_s, peak_flops_per_s, mfu, "
+                 "achieved_flops_per_s / flops_per_step * median_step_s)) FROM results"));
+  ASSERT_EQ(figures.size(), 2u) << figures.dump();
+  for (const auto& row : figures) {
+    EXPECT_EQ(row.at(0), 2.0 * (16 * 32 + 32 * 10) * 8 * 3) << row.dump();
+    EXPECT_GT(row.at(2).get<double>(), 1e8) << "a CPU does 0.1 GFLOP/s in fp32: " << row.dump();
+    EXPECT_NEAR(row.at(3).get<double>(), row.at(1).get<double>() / row.at(2).get<double>(), 1e-12) << row.dump();
+    EXPECT_NEAR(row.at(4).get<double>(), 1.0, 1e-9) << row.dump();
+  }
+  // The peak is measured once and cached in the work directory.
+  const auto cache = nlohmann::json::parse(testing::slurp(directory_ / "w" / "peak_flops.json"));
+  EXPECT_EQ(cache.at("peak").at("devices").at(0).at("device"), "cpu") << cache.dump();
+  const auto again =
+      torchsweep({"run", file.string(), "--db", db().string(), "--work-dir", (directory_ / "w").string(), "--verbose"});
+  ASSERT_EQ(again.exit_code, 0) << again.err << again.out;
+  EXPECT_EQ(again.err.find("peak probe: measuring"), std::string::npos) << again.err;
+  EXPECT_EQ(nlohmann::json::parse(testing::slurp(directory_ / "w" / "peak_flops.json")), cache);
 }
 
 TEST_F(Sweeps, RunTrainsOnSeveralCpuRanksAndShowsScaling) {

@@ -241,10 +241,51 @@ class TorchCompileRunner(unittest.TestCase):
                                        delta=1e-5, msg=case)
 
 
+class ModelFlops(unittest.TestCase):
+    """The analytic FLOP counts every result carries (shared/models/flops.cpp)
+    held against torch.utils.flop_counter on the runner's own models: the
+    forward pass exactly, at default and odd sizes; the training step's
+    3-forward convention close to the counted forward + backward."""
+
+    DOCUMENTS = [{"model": "mlp"}, {"model": "mlp", "input_size": 17, "width": 40, "depth": 1, "num_classes": 3},
+                 {"model": "transformer"}, {"model": "transformer", "seq_len": 9, "width": 24, "heads": 3, "depth": 2},
+                 {"model": "resnet18"}, {"model": "resnet18", "input_size": 33, "num_classes": 7},
+                 {"model": "resnet50"}, {"model": "resnet50", "input_size": 64}]
+
+    def test_analytic_flops_match_torch_flop_counter(self):
+        import torch
+        from torch.utils.flop_counter import FlopCounterMode
+        runner = runner_module()
+        jobs = [runner.resolve_job(dict(document, schema_version=1, batch_size=2, threads=1))[0]
+                for document in self.DOCUMENTS]
+        jobs.append(dict(jobs[0], task="infer", gpus=3))
+        probe = subprocess.run([ARGS.flops_probe], input=json.dumps(jobs), capture_output=True, text=True, check=True)
+        analytic = json.loads(probe.stdout)
+        torch.manual_seed(0)
+        for job, counted in zip(jobs, analytic):
+            case = json.dumps({k: job[k] for k in ("model", "input_size", "width", "depth", "seq_len") if k in job})
+            model, sample_shape = runner.build_model(torch, job)
+            inputs = torch.randn(job["batch_size"], *sample_shape)
+            with FlopCounterMode(display=False) as forward:
+                output = model(inputs)
+            self.assertEqual(forward.get_total_flops(), round(counted["forward_per_sample"] * job["batch_size"]), case)
+            samples = job["batch_size"] * job["gpus"]
+            factor = 3 if job["task"] == "train" else 1
+            self.assertEqual(counted["per_step"], counted["forward_per_sample"] * samples * factor, case)
+            if job["model"].startswith("resnet") and job["input_size"] >= 64:
+                # Backward is twice the forward but for the first layer's input gradient, never computed.
+                with FlopCounterMode(display=False) as step:
+                    model(inputs).sum().backward()
+                self.assertGreater(step.get_total_flops() / forward.get_total_flops(), 2.9, case)
+                self.assertLessEqual(step.get_total_flops() / forward.get_total_flops(), 3.0, case)
+            del output
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--runner", required=True)
     parser.add_argument("--worker", required=True)
     parser.add_argument("--schemas", type=pathlib.Path, required=True)
+    parser.add_argument("--flops-probe", required=True)
     ARGS, rest = parser.parse_known_args()
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)

@@ -1,9 +1,12 @@
 #include "agent/worker/models/registry.hpp"
 
+#include <map>
+#include <stdexcept>
+
 #include "agent/worker/models/mlp.hpp"
 #include "agent/worker/models/resnet.hpp"
 #include "agent/worker/models/transformer.hpp"
-#include "shared/errors.hpp"
+#include "shared/models/catalogue.hpp"
 
 namespace ts::worker {
 
@@ -13,39 +16,49 @@ int64_t count_parameters(const torch::nn::Module& module) {
   return total;
 }
 
-const std::vector<ModelInfo>& models() {
-  static const std::vector<ModelInfo> all{
-      {"resnet18",
-       "ResNet-18 as torchvision defines it (basic blocks 2-2-2-2)",
-       {"input_size", "num_classes"},
-       ModelConfig{.input_size = 224, .num_classes = 1000},
-       [](const ModelConfig& c) { return build_resnet(ResNetDepth::resnet18, c); }},
-      {"resnet50",
-       "ResNet-50 as torchvision defines it (bottlenecks 3-4-6-3, stride on the 3x3)",
-       {"input_size", "num_classes"},
-       ModelConfig{.input_size = 224, .num_classes = 1000},
-       [](const ModelConfig& c) { return build_resnet(ResNetDepth::resnet50, c); }},
-      {"mlp",
-       "multilayer perceptron: depth hidden Linear+GELU layers of the given width",
-       {"input_size", "num_classes", "width", "depth"},
-       ModelConfig{.input_size = 784, .num_classes = 10, .width = 1024, .depth = 3},
-       build_mlp},
-      {"transformer",
-       "pre-norm Transformer encoder (attention + GELU MLP) over seq_len x width features",
-       {"num_classes", "width", "depth", "heads", "seq_len"},
-       ModelConfig{.num_classes = 1000, .width = 256, .depth = 4, .heads = 4, .seq_len = 128},
-       build_transformer},
+const std::vector<ModelKnob>& model_knobs() {
+  static const std::vector<ModelKnob> knobs{
+      {"input_size", &ModelConfig::input_size}, {"num_classes", &ModelConfig::num_classes},
+      {"width", &ModelConfig::width},           {"depth", &ModelConfig::depth},
+      {"heads", &ModelConfig::heads},           {"seq_len", &ModelConfig::seq_len},
   };
+  return knobs;
+}
+
+const std::vector<ModelInfo>& models() {
+  static const auto all = [] {
+    const std::map<std::string, std::function<Model(const ModelConfig&)>> builders{
+        {"resnet18", [](const ModelConfig& c) { return build_resnet(ResNetDepth::resnet18, c); }},
+        {"resnet50", [](const ModelConfig& c) { return build_resnet(ResNetDepth::resnet50, c); }},
+        {"mlp", build_mlp},
+        {"transformer", build_transformer},
+    };
+    std::vector<ModelInfo> infos;
+    for (const auto& spec : models::catalogue()) {
+      const auto builder = builders.find(spec.name);
+      if (builder == builders.end())
+        throw std::logic_error("schemas/models.json names '" + spec.name + "', which the worker cannot build");
+      ModelInfo info{spec.name, spec.description, {}, {}, builder->second};
+      for (const auto& [knob, value] : spec.defaults) {
+        const auto& knobs = model_knobs();
+        const auto field = std::find_if(knobs.begin(), knobs.end(), [&](const ModelKnob& k) { return k.name == knob; });
+        if (field == knobs.end()) throw std::logic_error("schemas/models.json: unknown knob '" + knob + "'");
+        info.knobs.push_back(knob);
+        info.defaults.*field->field = value;
+      }
+      infos.push_back(std::move(info));
+    }
+    return infos;
+  }();
   return all;
 }
 
 const ModelInfo& find_model(std::string_view name) {
-  std::string known;
+  const auto& spec = models::find(name);  // the error listing the known names
   for (const auto& info : models()) {
-    if (info.name == name) return info;
-    known += (known.empty() ? "" : ", ") + info.name;
+    if (info.name == spec.name) return info;
   }
-  throw InvalidInput("model", "unknown model '" + std::string(name) + "'; known models: " + known);
+  throw std::logic_error("model '" + spec.name + "' has no builder");
 }
 
 }  // namespace ts::worker

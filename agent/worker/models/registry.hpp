@@ -1,5 +1,6 @@
 #pragma once
-// The models the worker can run, by name.
+// The models the worker can run, by name: a builder for each model of
+// schemas/models.json, whose descriptions, knobs and defaults it takes.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,13 @@ struct ModelInfo {
   ModelConfig defaults;
   std::function<Model(const ModelConfig&)> build;
 };
+
+// A job field that sizes a model, and where ModelConfig keeps it.
+struct ModelKnob {
+  const char* name;
+  int64_t ModelConfig::*field;
+};
+const std::vector<ModelKnob>& model_knobs();
 
 const std::vector<ModelInfo>& models();
 // Throws ts::InvalidInput("model", ...) listing the known names.

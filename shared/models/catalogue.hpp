@@ -1,0 +1,29 @@
+#pragma once
+// The models every runner builds, read from schemas/models.json: their
+// names, descriptions and the job fields ("knobs") each reads with their
+// defaults. That file is the one place the defaults are spelled; the
+// worker's registry, the Python runners and the FLOP counter read it.
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ts::models {
+
+struct ModelSpec {
+  std::string name;
+  std::string description;
+  std::map<std::string, int64_t> defaults;  // knob -> default; its keys are the knobs the model reads
+};
+
+// Every model, in the file's order of names (sorted).
+const std::vector<ModelSpec>& catalogue();
+// Throws ts::InvalidInput("model", ...) listing the known names.
+const ModelSpec& find(std::string_view name);
+// The knobs of `job`'s model: the job's value where it has one, the
+// default otherwise. Throws ts::InvalidInput for an unknown model.
+std::map<std::string, int64_t> knobs_of(const nlohmann::json& job);
+
+}  // namespace ts::models
