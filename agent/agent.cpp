@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <format>
+#include <set>
 
 #include "agent/capabilities.hpp"
 #include "agent/efficiency.hpp"
@@ -12,6 +13,7 @@
 #include "agent/process_tree.hpp"
 #include "agent/rank_launch.hpp"
 #include "shared/errors.hpp"
+#include "shared/job_fields.hpp"
 #include "shared/json_io.hpp"
 #include "shared/log.hpp"
 #include "shared/seconds.hpp"
@@ -55,16 +57,30 @@ std::optional<nlohmann::json> progress_fields(const nlohmann::json& line) {
 
 Agent::Agent(asio::io_context& io, AgentOptions options)
     : io_(io), options_(std::move(options)), backoff_timer_(io), fence_timer_(io) {
-  // The runners installed beside torchsweep, unless given otherwise.
-  for (const auto& [name, file] :
-       {std::pair{"libtorch", "torchsweep-worker"}, std::pair{"torch-compile", "torchsweep-torch-compile"}}) {
-    const auto path = beside_this_program(file);
-    if (!options_.runners.contains(name) && std::filesystem::exists(path)) options_.runners[name] = path.string();
+  // The runners installed beside torchsweep, unless given otherwise; each
+  // only where its framework imports (its --version answers). Runners
+  // given by name are the operator's word and stay.
+  std::set<std::string> discovered;
+  if (options_.discover_runners) {
+    for (const auto& [name, file] :
+         {std::pair{"libtorch", "torchsweep-worker"}, std::pair{"torch-compile", "torchsweep-torch-compile"},
+          std::pair{"tensorflow", "torchsweep-tensorflow"}, std::pair{"jax", "torchsweep-jax"}}) {
+      const auto path = beside_this_program(file);
+      if (options_.runners.contains(name) || !std::filesystem::exists(path)) continue;
+      options_.runners[name] = path.string();
+      discovered.insert(name);
+    }
   }
-  std::vector<std::string> runner_names;
-  for (const auto& [name, path] : options_.runners) runner_names.push_back(name);
+  auto probes = probe_runners(options_.runners);
+  for (const auto& name : discovered) {
+    if (probes.at(name).answered) continue;
+    log::info("runner {} ({}) not registered: its --version failed, so its framework does not import here", name,
+              options_.runners.at(name));
+    options_.runners.erase(name);
+    probes.erase(name);
+  }
   const auto worker = options_.runners.find("libtorch");
-  capabilities_ = detect_capabilities(runner_names, worker == options_.runners.end() ? "" : worker->second);
+  capabilities_ = detect_capabilities(probes);
   if (options_.name.empty()) options_.name = capabilities_.at("hostname").get<std::string>();
   if (options_.work_directory.empty()) {
     options_.work_directory = std::filesystem::temp_directory_path() / ("torchsweep-agent-" + options_.name);
@@ -210,7 +226,7 @@ Agent::RunningJob Agent::RunningJob::of(const nlohmann::json& assign) {
   RunningJob job;
   job.attempt = assign.at("attempt").get<int64_t>();
   job.gpus = assign.at("gpus").get<std::vector<int64_t>>();
-  job.cpu = !assign.at("job").value("device", "cpu").starts_with("cuda");
+  job.cpu = !job_fields::get<std::string>(assign.at("job"), "device").starts_with("cuda");
   job.exclusive = assign.value("exclusive", false);
   return job;
 }

@@ -32,10 +32,12 @@ struct AgentOptions {
   wire::Endpoint coordinator{"127.0.0.1", 7000};
   std::string name;  // default: the hostname
   std::map<std::string, std::string> labels;
-  // Runner name -> executable. "libtorch" defaults to torchsweep-worker and
-  // "torch-compile" to torchsweep-torch-compile beside the running
-  // torchsweep binary, when they are there.
+  // Runner name -> executable. Beside the running torchsweep binary the
+  // agent also finds "libtorch" (torchsweep-worker), "torch-compile",
+  // "tensorflow" and "jax" (torchsweep-NAME), each registered only when its
+  // --version answers (its framework imports here).
   std::map<std::string, std::string> runners;
+  bool discover_runners = true;          // false: only the runners named above
   std::filesystem::path work_directory;  // default: $TMPDIR/torchsweep-agent-<name>
   bool keep_job_directories = false;     // those of failed jobs are always kept
   std::optional<std::string> token;      // the coordinator's shared token (docs/security.md)

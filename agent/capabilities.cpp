@@ -55,37 +55,58 @@ std::string visible_devices(const nlohmann::json& gpus, const std::vector<int64_
   return visible;
 }
 
-std::pair<nlohmann::json, nlohmann::json> parse_worker_versions(const std::string& output) {
+nlohmann::json parse_runner_versions(const std::string& output) {
   std::istringstream lines(output);
   std::string line;
-  while (std::getline(lines, line)) {
-    std::istringstream words(line);
-    std::string torch_word, torch, cuda_word, cuda;
-    if (words >> torch_word >> torch >> cuda_word >> cuda && torch_word == "torch" && cuda_word == "cuda") {
-      return {torch, cuda == "none" ? nlohmann::json(nullptr) : nlohmann::json(cuda)};
-    }
+  std::getline(lines, line);  // "torchsweep-NAME VERSION (COMMIT)"
+  nlohmann::json versions = nlohmann::json::object();
+  if (!std::getline(lines, line)) return versions;
+  std::istringstream words(line);
+  for (std::string name, version; words >> name >> version;) {
+    versions[name] = version == "none" ? nlohmann::json(nullptr) : nlohmann::json(version);
   }
-  return {nullptr, nullptr};
+  return versions;
 }
 
-nlohmann::json detect_capabilities(const std::vector<std::string>& runner_names, const std::string& worker) {
+std::map<std::string, RunnerProbe> probe_runners(const std::map<std::string, std::string>& runners) {
+  std::vector<std::string> commands;
+  for (const auto& [name, path] : runners) commands.push_back(shell_quoted(path) + " --version 2>/dev/null");
+  const auto outputs = outputs_of(commands);
+  std::map<std::string, RunnerProbe> probes;
+  auto output = outputs.begin();
+  for (const auto& [name, path] : runners) {
+    probes[name] = {output->status == 0, parse_runner_versions(output->out)};
+    ++output;
+  }
+  return probes;
+}
+
+nlohmann::json detect_capabilities(const std::map<std::string, RunnerProbe>& runners) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   cpu_set_t set;
   CPU_ZERO(&set);
   const int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-  const auto versions = worker.empty()
-                            ? std::pair<nlohmann::json, nlohmann::json>{}
-                            : parse_worker_versions(output_of(shell_quoted(worker) + " --version 2>/dev/null"));
+  std::vector<std::string> names;
+  nlohmann::json frameworks = nlohmann::json::object();
+  for (const auto& [name, probe] : runners) {
+    names.push_back(name);
+    frameworks[name] = probe.versions;
+  }
+  const auto worker = runners.find("libtorch");
+  const auto version_of = [&](const char* key) {
+    return worker == runners.end() ? nlohmann::json(nullptr) : worker->second.versions.value(key, nlohmann::json());
+  };
   return {
       {"hostname", host},
       {"cpu_cores", std::max(1, cores)},
       {"memory_bytes", static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE)},
       {"gpus", parse_nvidia_smi(output_of(
                    "nvidia-smi --query-gpu=index,name,memory.total,uuid --format=csv,noheader,nounits 2>/dev/null"))},
-      {"runners", runner_names},
-      {"torch_version", versions.first},
-      {"cuda_version", versions.second}};
+      {"runners", names},
+      {"frameworks", frameworks},
+      {"torch_version", version_of("torch")},
+      {"cuda_version", version_of("cuda")}};
 }
 
 }  // namespace ts::agent

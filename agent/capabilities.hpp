@@ -1,19 +1,32 @@
 #pragma once
 // What an agent tells the coordinator about its node in hello.
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 namespace ts::agent {
 
+// What a runner's `--version` said: whether it answered (exit 0: its
+// framework imports here) and the versions of its second line.
+struct RunnerProbe {
+  bool answered = false;
+  nlohmann::json versions = nlohmann::json::object();  // e.g. {"torch": "2.6.0", "cuda": null}
+};
+
+// Every runner's `--version`, all started at once (Python runners take a
+// second or more to import their framework).
+std::map<std::string, RunnerProbe> probe_runners(const std::map<std::string, std::string>& runners);
+
 // hostname, cpu_cores (available to this process), memory_bytes, gpus (from
 // nvidia-smi when it is installed and answers; empty otherwise), runners,
-// and torch_version/cuda_version from `WORKER --version` when the LibTorch
-// worker's path is given (null otherwise).
-nlohmann::json detect_capabilities(const std::vector<std::string>& runner_names, const std::string& worker = "");
+// frameworks (each runner's versions), and torch_version/cuda_version of the
+// LibTorch worker's (null without one).
+nlohmann::json detect_capabilities(const std::map<std::string, RunnerProbe>& runners);
 
-// Parses the "torch 2.6.0 cuda 12.4" line of `torchsweep-worker --version`.
-std::pair<nlohmann::json, nlohmann::json> parse_worker_versions(const std::string& output);
+// The second line of a runner's `--version` ("torch 2.6.0 cuda none",
+// "jax 0.10.2 jaxlib 0.10.2 keras 3.15.1") as {name: version or null}.
+nlohmann::json parse_runner_versions(const std::string& output);
 
 // Parses `nvidia-smi --query-gpu=index,name,memory.total,uuid
 // --format=csv,noheader,nounits` output (memory in MiB).

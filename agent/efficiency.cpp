@@ -1,6 +1,7 @@
 #include "agent/efficiency.hpp"
 
 #include "shared/errors.hpp"
+#include "shared/job_fields.hpp"
 #include "shared/models/flops.hpp"
 
 namespace ts::agent {
@@ -41,8 +42,8 @@ std::optional<nlohmann::json> efficiency_of(const nlohmann::json& result, const 
     return std::nullopt;  // a model of a runner's own, which schemas/models.json does not count
   }
   const double achieved = flops.per_step / step;
-  const std::string dtype = job.value("precision", "fp32") == "fp32" ? "fp32" : "bf16";
-  const auto device = job.value("device", "cpu");
+  const std::string dtype = job_fields::get<std::string>(job, "precision") == "fp32" ? "fp32" : "bf16";
+  const auto device = job_fields::get<std::string>(job, "device");
   const auto peak = peak_of(peak_flops, device.starts_with("cuda") ? "cuda" : "cpu", gpus, dtype);
   return nlohmann::json{{"convention", "matmul_conv_2flops_per_mac_train_3x_forward"},
                         {"forward_flops_per_sample", flops.forward_per_sample},

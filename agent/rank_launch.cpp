@@ -4,14 +4,18 @@
 
 #include <cstdlib>
 
+#include "shared/job_fields.hpp"
+
 namespace ts::agent {
 
-bool needs_rank_launch(const nlohmann::json& job) { return job.value("gpus", int64_t{1}) > 1 || job.contains("hosts"); }
+bool needs_rank_launch(const nlohmann::json& job) {
+  return job_fields::get<int64_t>(job, "gpus") > 1 || job.contains("hosts");
+}
 
 std::vector<std::string> mpirun_command(const nlohmann::json& job, const RankLaunchSettings& settings,
                                         const std::vector<std::string>& forwarded) {
-  const auto ranks = job.value("gpus", int64_t{1});
-  const bool on_gpus = job.value("device", std::string("cpu")).starts_with("cuda");
+  const auto ranks = job_fields::get<int64_t>(job, "gpus");
+  const bool on_gpus = job_fields::get<std::string>(job, "device").starts_with("cuda");
   std::vector<std::string> command{settings.mpirun, "-np", std::to_string(ranks)};
   if (::geteuid() == 0) command.emplace_back("--allow-run-as-root");
   // The worker sizes its thread pool itself (cores / local ranks); Open

@@ -54,8 +54,10 @@ Command add_query_command(CLI::App& app) {
   std::string metric_names;
   for (const auto& name : store::query_metrics()) metric_names += (metric_names.empty() ? "" : ", ") + name;
   command->add_option("--metric", settings->metrics, metric_names + " (repeatable)")->delimiter(',');
-  command->add_option("--compare", settings->compare,
-                      "AXIS or AXIS=REF,OTHER: the two values side by side with speedup and memory reduction");
+  command->add_option(
+      "--compare", settings->compare,
+      "AXIS, AXIS=REF,OTHER or AXIS=REF,* (each other value against REF): side by side with speedup and "
+      "memory reduction");
   command
       ->add_option("--memory-metric", settings->memory_metric,
                    "the memory figure of --compare's memory_reduction: peak_memory, warmup_memory or reserved_memory")

@@ -17,7 +17,7 @@ Command add_agent_command(CLI::App& app) {
     std::string name;
     std::vector<std::string> labels, runners;
     std::string work_dir, token_file, tls_ca, mpirun = "mpirun", peak_probe = "cached";
-    bool keep_job_dirs = false;
+    bool keep_job_dirs = false, no_default_runners = false;
   };
   auto settings = std::make_shared<Settings>();
   command->add_option("--coordinator", settings->coordinator, "coordinator HOST:PORT")->capture_default_str();
@@ -34,6 +34,8 @@ Command add_agent_command(CLI::App& app) {
   command
       ->add_option("--mpirun", settings->mpirun, "Open MPI's mpirun, which starts multi-rank jobs (docs/multi-gpu.md)")
       ->capture_default_str();
+  command->add_flag("--no-default-runners", settings->no_default_runners,
+                    "register only the --runner ones, not those installed beside torchsweep");
   command->add_flag("--keep-job-dirs", settings->keep_job_dirs,
                     "keep the directories of successful jobs too (failed ones are always kept)");
   return [settings] {
@@ -43,6 +45,7 @@ Command add_agent_command(CLI::App& app) {
     options.work_directory = settings->work_dir;
     options.token = wire::load_token(settings->token_file);
     options.keep_job_directories = settings->keep_job_dirs;
+    options.discover_runners = !settings->no_default_runners;
     options.rank_launch.mpirun = settings->mpirun;
     options.peak_probe = agent::parse_peak_probe(settings->peak_probe, "--peak-probe");
     options.tls = client_tls(settings->tls_ca);

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "shared/errors.hpp"
+#include "shared/job_fields.hpp"
 #include "shared/log.hpp"
 #include "shared/seconds.hpp"
 #include "shared/spawn_checked.hpp"
@@ -114,7 +115,7 @@ Submission Coordinator::submit(const nlohmann::json& spec, const std::string& or
     const auto job_id = std::format("{}/{:04}", record.sweep_id, planned.ordinal);
     document["job_id"] = job_id;
     jobs.push_back({job_id, planned.ordinal, planned.config_key, planned.repeat, document.value("runner", "libtorch"),
-                    document.value("gpus", int64_t{1}), document, sweep.max_attempts});
+                    job_fields::get<int64_t>(document, "gpus"), document, sweep.max_attempts});
   }
   store_.add_sweep(record, jobs);
   const auto settings = SweepSettings::from_spec(store_.sweeps(record.sweep_id).at(0).sequence, spec);

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "shared/errors.hpp"
+#include "shared/job_fields.hpp"
 #include "shared/log.hpp"
 #include "shared/seconds.hpp"
 #include "shared/wire/protocol.hpp"
@@ -40,7 +41,7 @@ void JobRegistry::track(const store::StoredJob& job, const SweepSettings& settin
     const auto nodes = static_cast<int64_t>(hosts->size());
     schedulable.gpus = (job.gpus + nodes - 1) / nodes;
   }
-  schedulable.uses_gpus = job.document.value("device", "cpu").starts_with("cuda");
+  schedulable.uses_gpus = job_fields::get<std::string>(job.document, "device").starts_with("cuda");
   schedulable.node_exclusive = settings.node_exclusive;
   schedulable.pinned = settings.pinned;
   schedulable.requirements = settings.requirements;

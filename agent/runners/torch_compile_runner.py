@@ -1,136 +1,28 @@
 #!/usr/bin/env python3
 """torchsweep-torch-compile: the torch.compile runner.
 
-Honours the worker contract of docs/worker.md exactly like torchsweep-worker:
-
-    torchsweep-torch-compile --job FILE|- --out FILE|-
-
-one job document in (schemas/job.schema.json), one result document out
-(schemas/result.schema.json), exit 0 (ok), 2 (invalid job, no result),
-3 (failed or unsupported, result written) or 1 (internal error). It runs the
-methodology of docs/methodology.md with PyTorch's own eager mode and with
-torch.compile (TorchInductor by default). Standard library and torch only;
-torchvision's ResNets are used when it is installed.
+Honours the worker contract of docs/worker.md exactly like torchsweep-worker,
+through the harness every Python runner shares (torchsweep_harness, installed
+in share/torchsweep/python beside the binaries): the same job document, result
+document, exit codes and methodology. What is its own: PyTorch's models (the
+worker's, torchvision's ResNets when torchvision is installed), its step in
+eager mode or under torch.compile (TorchInductor by default), CUDA events and
+the caching allocator's peaks on a GPU.
 """
 
-import argparse
-import datetime
-import json
 import math
 import os
-import platform
-import re
-import socket
 import sys
-import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), os.pardir, "share", "torchsweep",
+                                "python"))
+from torchsweep_harness.contract import Framework, Log, Unsupported, run_main  # noqa: E402
+from torchsweep_harness.measure import (CyclingBatches, HostClock, RssProbe, measure, prepare,  # noqa: E402,F401
+                                        timed_epochs)  # timed_epochs: for the tests of its clocks
+
 RUNNER_NAME = "torch-compile"
-VERSION = "@PROJECT_VERSION@"
-COMMIT = "@TS_COMMIT@"
-# The contracts, read from the repository's schemas/ (configured at build time).
-SCHEMA_DIR = os.environ.get("TORCHSWEEP_SCHEMAS", "@TS_SCHEMA_DIR@")
-
-EXIT_OK, EXIT_INTERNAL, EXIT_INVALID, EXIT_FAILED = 0, 1, 2, 3
-NOISY_IQR_OVER_MEDIAN = 0.10
-
-# The worker's defaults (docs/worker.md); the models' own are in schemas/models.json.
-DEFAULTS = {"task": "train", "mode": "eager", "fallback": "none", "precision": "fp32", "epochs": 5,
-            "warmup": 10, "data_batches": 4, "device": "cpu", "threads": 0, "interop_threads": 0, "seed": 0,
-            "optimizer": "sgd", "lr": 0.01, "momentum": 0.9, "weight_decay": 0.0, "gpus": 1,
-            "runner": RUNNER_NAME, "attempt": 1, "backend": "inductor", "compile_mode": "default",
-            "dynamic": None, "fullgraph": False}
-DEFAULT_DATASET_SIZE = 50000
-MODEL_KNOBS = ("input_size", "num_classes", "width", "depth", "heads", "seq_len")
-
-
-class InvalidJob(Exception):
-    def __init__(self, field, problem):
-        super().__init__(f"{field}: {problem}" if field else problem)
-        self.field = field
-
-
-class Unsupported(Exception):
-    pass
-
-
-def log(level, message):
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-    print(f"{stamp} {level:<5} torch-compile: {message}", file=sys.stderr, flush=True)
-
-
-def utc_now():
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
-# ---- the job document ---------------------------------------------------------------------------------
-
-def check(value, schema, path):
-    """The subset of JSON Schema that schemas/job.schema.json uses; raises InvalidJob naming the field."""
-    where = path or "(document)"
-    if "const" in schema and value != schema["const"]:
-        raise InvalidJob(where, f"expected {json.dumps(schema['const'])}")
-    if "enum" in schema and value not in schema["enum"]:
-        raise InvalidJob(where, "expected one of " + ", ".join(json.dumps(v) for v in schema["enum"]))
-    types = schema.get("type")
-    if types is not None:
-        types = types if isinstance(types, list) else [types]
-        kinds = {"object": isinstance(value, dict), "array": isinstance(value, list),
-                 "string": isinstance(value, str), "boolean": isinstance(value, bool), "null": value is None,
-                 "integer": isinstance(value, int) and not isinstance(value, bool),
-                 "number": isinstance(value, (int, float)) and not isinstance(value, bool)}
-        if not any(kinds[t] for t in types):
-            raise InvalidJob(where, "expected " + " or ".join(types))
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
-            raise InvalidJob(where, f"expected at least {schema['minimum']}")
-        if "maximum" in schema and value > schema["maximum"]:
-            raise InvalidJob(where, f"expected at most {schema['maximum']}")
-        if "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]:
-            raise InvalidJob(where, f"expected more than {schema['exclusiveMinimum']}")
-    if isinstance(value, str):
-        if len(value) < schema.get("minLength", 0) or len(value) > schema.get("maxLength", math.inf):
-            raise InvalidJob(where, "string length out of range")
-        if "pattern" in schema and not re.search(schema["pattern"], value):
-            raise InvalidJob(where, f"expected a string matching {schema['pattern']}")
-    if isinstance(value, dict):
-        for name in schema.get("required", []):
-            if name not in value:
-                raise InvalidJob(f"{path}.{name}" if path else name, "is required")
-        properties = schema.get("properties", {})
-        extra = schema.get("additionalProperties", True)
-        for name, item in value.items():
-            field = f"{path}.{name}" if path else name
-            if name in properties:
-                check(item, properties[name], field)
-            elif extra is False:
-                raise InvalidJob(field, "is not a job field (schemas/job.schema.json)")
-            elif isinstance(extra, dict):
-                check(item, extra, field)
-
-
-def resolve_job(document):
-    with open(os.path.join(SCHEMA_DIR, "job.schema.json")) as schema_file:
-        check(document, json.load(schema_file), "")
-    job = dict(DEFAULTS)
-    job.update(document)
-    with open(os.path.join(SCHEMA_DIR, "models.json")) as models_file:
-        catalogue = {name: entry for name, entry in json.load(models_file).items() if not name.startswith("$")}
-    if job["model"] not in catalogue:
-        raise InvalidJob("model", f"unknown model '{job['model']}'; known models: " + ", ".join(sorted(catalogue)))
-    model_defaults = catalogue[job["model"]]["defaults"]
-    ignored = [knob for knob in MODEL_KNOBS if knob in document and knob not in model_defaults]
-    for knob, value in model_defaults.items():
-        job[knob] = document.get(knob, value)
-    for knob in ignored:
-        del job[knob]
-    if job["model"] == "transformer" and job["width"] % job["heads"] != 0:
-        raise InvalidJob("heads", f"must divide width ({job['width']}), got {job['heads']}")
-    if "iters" not in document:
-        job["iters"] = max(1, document.get("dataset_size", DEFAULT_DATASET_SIZE) // job["batch_size"])
-    if job["threads"] == 0:
-        job["threads"] = len(os.sched_getaffinity(0))
-    return job, ignored
+log = Log("torch-compile")
 
 
 # ---- models -------------------------------------------------------------------------------------------
@@ -272,15 +164,7 @@ def build_resnet(torch, name, num_classes):
 
 # ---- measurement ----------------------------------------------------------------------------------------
 
-def quantile(sorted_values, q):
-    """Hyndman & Fan type 7, as the worker's shared/statistics."""
-    position = (len(sorted_values) - 1) * q
-    low = math.floor(position)
-    high = min(low + 1, len(sorted_values) - 1)
-    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)
-
-
-class Experiment:
+class Experiment(CyclingBatches):
     def __init__(self, torch, job, compiled):
         self.torch, self.job, self.compiled = torch, job, compiled
         self.device = torch.device(job["device"])
@@ -318,11 +202,6 @@ class Experiment:
             self.forward = torch.compile(self.model, backend=job["backend"], mode=job["compile_mode"],
                                          dynamic=job["dynamic"], fullgraph=job["fullgraph"])
         self.first_loss = None
-
-    def next_batch(self):
-        batch = self.batches[self.position]
-        self.position = (self.position + 1) % len(self.batches)
-        return batch
 
     def loss_of(self, output, targets):
         return self.torch.nn.functional.cross_entropy(output.float(), targets)
@@ -362,33 +241,6 @@ class Experiment:
         if self.device.type == "cuda":
             self.torch.cuda.synchronize(self.device)
 
-    def timed(self, work):
-        self.synchronize()
-        start = time.perf_counter()
-        result = work()
-        self.synchronize()
-        return time.perf_counter() - start, result
-
-
-class HostClock:
-    """The worker's HostStepClock: the host's monotonic clock around each
-    step and each epoch; on CPU there is nothing to synchronise."""
-    name = "steady_clock"
-
-    def __init__(self, now=time.perf_counter):
-        self.now = now
-
-    def begin_epoch(self):
-        self.steps, self.epoch_start = [], self.now()
-
-    def begin_step(self):
-        self.step_start = self.now()
-
-    def end_step(self):
-        self.steps.append(self.now() - self.step_start)
-
-    def end_epoch(self):
-        return self.now() - self.epoch_start, self.steps
 
 
 class CudaEventClock:
@@ -424,270 +276,98 @@ class CudaEventClock:
         return seconds, [start.elapsed_time(end) / 1000.0 for start, end in self.events[:self.index]]
 
 
-def timed_epochs(experiment, clock, epochs, iters, on_epoch=lambda epoch, seconds: None):
-    """The timed region, as the worker's (docs/methodology.md): batches are on
-    the device before the clock starts, the clock sees only the steps, and the
-    device is synchronised at epoch boundaries only. Returns per-epoch
-    seconds, per-step seconds and each epoch's last loss."""
-    epoch_seconds, step_seconds, epoch_final = [], [], []
-    for epoch in range(epochs):
-        clock.begin_epoch()
-        for _ in range(iters):
-            batch = experiment.next_batch()
-            clock.begin_step()
-            output, targets = experiment.step(batch)
-            clock.end_step()
-        seconds, steps = clock.end_epoch()
-        epoch_seconds.append(seconds)
-        step_seconds.append(steps)
-        epoch_final.append(experiment.loss_value(output, targets))
-        on_epoch(epoch, seconds)
-    return epoch_seconds, step_seconds, epoch_final
 
 
-def resident_size():
-    """(VmRSS, VmHWM) of this process in bytes, from /proc/self/status."""
-    sizes = {}
-    with open("/proc/self/status") as status:
-        for line in status:
-            name, _, rest = line.partition(":")
-            if name in ("VmRSS", "VmHWM"):
-                sizes[name] = int(rest.split()[0]) * 1024
-    return sizes.get("VmRSS", 0), sizes.get("VmHWM", 0)
-
-
-class MemoryProbe:
-    """Memory in phases, as the worker's memory_probe: the process's baseline
-    before the model is built; at the start of the timed phase the warm-up/
-    compile phase's peaks are read and the counters reset; then the timed
-    phase's peaks (schemas/result.schema.json, memory)."""
+class CudaMemoryProbe:
+    """The caching allocator's peaks in phases, as the worker's memory_probe:
+    the warm-up/compile phase's read and reset at the start of the timed
+    phase, then the timed phase's."""
 
     def __init__(self, torch, device):
-        self.torch, self.cuda = torch, device.startswith("cuda")
-        self.device = torch.device(device) if self.cuda else None
-        self.report = {} if self.cuda else {"baseline_rss_bytes": resident_size()[0]}
-        self.rss_at_start = 0
+        self.torch, self.device = torch, torch.device(device)
+        self.report = {}
 
     def begin_timed_phase(self):
-        if self.cuda:
-            self.report["warmup_peak_allocated_bytes"] = self.torch.cuda.max_memory_allocated(self.device)
-            self.report["warmup_peak_reserved_bytes"] = self.torch.cuda.max_memory_reserved(self.device)
-            self.torch.cuda.reset_peak_memory_stats(self.device)
-            return
-        self.report["warmup_peak_rss_bytes"] = resident_size()[1]
-        try:
-            with open("/proc/self/clear_refs", "w") as clear_refs:
-                clear_refs.write("5")  # 5: reset the peak resident set size (proc(5))
-            self.report["hwm_reset"] = True
-        except OSError:
-            self.report["hwm_reset"] = False
-        self.rss_at_start = resident_size()[0]
+        cuda = self.torch.cuda
+        self.report["warmup_peak_allocated_bytes"] = cuda.max_memory_allocated(self.device)
+        self.report["warmup_peak_reserved_bytes"] = cuda.max_memory_reserved(self.device)
+        cuda.reset_peak_memory_stats(self.device)
 
     def end(self):
-        report = dict(self.report)
-        if self.cuda:
-            report.update(source="cuda_allocator",
-                          peak_allocated_bytes=self.torch.cuda.max_memory_allocated(self.device),
-                          peak_reserved_bytes=self.torch.cuda.max_memory_reserved(self.device))
-            return report
-        peak = resident_size()[1]
-        report.update(source="rss", peak_rss_bytes=peak, rss_growth_bytes=max(0, peak - self.rss_at_start),
-                      rss_footprint_bytes=max(0, peak - report["baseline_rss_bytes"]))
-        return report
+        cuda = self.torch.cuda
+        return dict(self.report, source="cuda_allocator", peak_allocated_bytes=cuda.max_memory_allocated(self.device),
+                    peak_reserved_bytes=cuda.max_memory_reserved(self.device))
 
 
-def run(torch, job, ignored):
-    from torch._dynamo.utils import counters
-    result = {"schema_version": 1, "status": "ok", "runner": {"name": RUNNER_NAME, "version": VERSION},
-              "job": {k: v for k, v in job.items()}, "warnings": [], "started_at": utc_now()}
-    result["warnings"] += [f"knob '{k}' does not apply to model '{job['model']}' and was ignored" for k in ignored]
-    torch.set_num_threads(job["threads"])
-    if job["interop_threads"] > 0:
-        try:
-            torch.set_num_interop_threads(job["interop_threads"])
-        except RuntimeError as error:
-            result["warnings"].append(f"interop_threads not applied: {error}")
-    if job["gpus"] > 1:
-        raise Unsupported(f"gpus = {job['gpus']}: this runner runs one process on one device")
-    compiled = job["mode"] == "compiled"
-    fallback_reason = None
-    torch._dynamo.reset()
-    counters.clear()
-    timing = {"warmup_iterations": job["warmup"]}
-    progress_path = os.environ.get("TORCHSWEEP_PROGRESS_FILE")
-
-    def warm_up(experiment):
-        # Compilation happens in the first step, never in the timed epochs:
-        # with warmup 0 that one step still runs (as the worker's).
-        first, _ = experiment.timed(experiment.step)
-        rest, _ = experiment.timed(lambda: [experiment.step() for _ in range(job["warmup"] - 1)])
-        return first, first + rest
-
-    probe = MemoryProbe(torch, job["device"])  # before any model: the process's baseline
-    try:
-        experiment = Experiment(torch, job, compiled)
-        timing["first_iteration_seconds"], timing["warmup_seconds"] = warm_up(experiment)
-    except Unsupported:
-        raise
-    except Exception as error:  # noqa: BLE001 - any compile failure is the job's outcome
-        if not compiled or job["fallback"] != "eager":
-            raise
-        fallback_reason = f"torch.compile failed: {type(error).__name__}: {str(error).splitlines()[0]}"
-        log("WARN", f"{fallback_reason}; falling back to eager as the job allows")
-        result["warnings"].append(f"compiled mode fell back to eager: {fallback_reason}")
-        torch._dynamo.reset()
-        experiment = Experiment(torch, job, False)
-        timing["first_iteration_seconds"], timing["warmup_seconds"] = warm_up(experiment)
-    if job["warmup"] == 0:
-        result["warnings"].append("warmup is 0: only the first iteration (compilation) ran before the timed epochs; "
-                                  "allocator growth and tuning may still fall in them")
-    graph_breaks = sum(counters["graph_break"].values())
-    break_reasons = sorted(counters["graph_break"].keys())
-    graphs = counters["stats"].get("unique_graphs", 0)
-
-    # Timed epochs: the worker's timed region and clocks; memory in phases.
-    clock = (CudaEventClock(torch, experiment.device, job["iters"]) if experiment.device.type == "cuda"
-             else HostClock())
-    experiment.synchronize()
-    probe.begin_timed_phase()
-
-    def report_progress(epoch, seconds):
-        if progress_path:
-            with open(progress_path, "a") as progress:
-                progress.write(json.dumps({"epoch": epoch + 1, "epochs": job["epochs"], "seconds": seconds}) + "\n")
-
-    epoch_seconds, step_seconds, epoch_final = timed_epochs(experiment, clock, job["epochs"], job["iters"],
-                                                            report_progress)
-    experiment.synchronize()
-    memory = probe.end()
-
-    all_steps = sorted(s for epoch in step_seconds for s in epoch)
-    median_step = quantile(all_steps, 0.5)
-    median_epoch = quantile(sorted(epoch_seconds), 0.5)
-    mean = sum(all_steps) / len(all_steps)
-    spread = math.sqrt(sum((s - mean) ** 2 for s in all_steps) / (len(all_steps) - 1)) if len(all_steps) > 1 else 0.0
-    iqr = quantile(all_steps, 0.75) - quantile(all_steps, 0.25)
-    timing.update({"clock": clock.name, "epochs": job["epochs"], "iterations_per_epoch": job["iters"],
-                   "epoch_seconds": epoch_seconds, "step_seconds": step_seconds,
-                   "median_epoch_seconds": median_epoch, "median_step_seconds": median_step,
-                   "samples_per_second": job["batch_size"] * job["iters"] / median_epoch,
-                   "step_cv": spread / mean if mean > 0 else 0.0,
-                   "step_iqr_over_median": iqr / median_step if median_step > 0 else 0.0})
-    timing["noisy"] = timing["step_iqr_over_median"] > NOISY_IQR_OVER_MEDIAN
-    if timing["noisy"]:
-        result["warnings"].append(f"noisy measurement: step-time IQR/median is {timing['step_iqr_over_median']:.3f} "
-                                  f"(above {NOISY_IQR_OVER_MEDIAN})")
-    if not experiment.train:
-        timing["latency"] = {"p50": median_step, "p90": quantile(all_steps, 0.9), "p99": quantile(all_steps, 0.99)}
-    ran_compiled = experiment.compiled
-    result["execution"] = {
-        "task": job["task"], "mode": "compiled" if ran_compiled else "eager",
-        "compiler": job["backend"] if ran_compiled else "none", "fallback_reason": fallback_reason,
-        "capture_seconds": None, "precision": job["precision"],
-        "autocast_dtype": {"bf16": "bfloat16", "fp16": "float16"}.get(job["precision"]),
-        "device": str(experiment.device), "model_parameters": experiment.parameters,
-        "initial_parameter_l1": experiment.initial_parameter_l1,
-        "compile": {"backend": job["backend"], "compile_mode": job["compile_mode"], "dynamic": job["dynamic"],
-                    "fullgraph": job["fullgraph"], "graph_breaks": graph_breaks, "graphs": graphs,
-                    "break_reasons": break_reasons} if compiled else None}
-    if ran_compiled and graph_breaks:
-        result["warnings"].append(f"{graph_breaks} graph break(s): part of the model ran eagerly between graphs")
-    if experiment.scaler:
-        result["execution"]["loss_scaling"] = {"initial_scale": experiment.initial_scale,
-                                               "final_scale": experiment.scaler.get_scale(),
-                                               "skipped_steps": experiment.skipped_steps}
-    result["timing"] = timing
-    result["loss"] = {"first_step": experiment.first_loss, "epoch_final": epoch_final}
-    result["memory"] = memory
-    return result
-
-
-def context(torch, job):
-    cpu_model = platform.processor() or "unknown"
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            cpu_model = next(line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    gpus = []
-    if torch.cuda.is_available():
-        for index in range(torch.cuda.device_count()):
-            properties = torch.cuda.get_device_properties(index)
-            gpus.append({"index": index, "name": properties.name, "memory_bytes": properties.total_memory})
-    return {"hostname": socket.gethostname(), "os": platform.platform(), "kernel": platform.release(),
-            "cpu_model": cpu_model, "cpu_cores_available": len(os.sched_getaffinity(0)),
-            "memory_total_bytes": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
-            "torch_version": torch.__version__, "cuda_version": torch.version.cuda,
-            "cudnn_version": str(torch.backends.cudnn.version()) if torch.cuda.is_available() else None,
-            "gpu_driver": None, "gpu_count": len(gpus), "gpus": gpus,
-            "intra_op_threads": torch.get_num_threads(), "interop_threads": torch.get_num_interop_threads(),
-            "python_version": platform.python_version(),
-            "torchsweep_version": VERSION, "torchsweep_commit": COMMIT}
-
-
-def write_result(path, document):
-    text = json.dumps(document, indent=2) + "\n"
-    if path == "-":
-        sys.stdout.write(text)
-        return
-    # Atomically: a reader never sees half a document.
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".result-")
-    with os.fdopen(handle, "w") as out:
-        out.write(text)
-    os.replace(temporary, path)
-
-
-def main(argv):
-    parser = argparse.ArgumentParser(prog="torchsweep-torch-compile", description=__doc__.splitlines()[0])
-    parser.add_argument("--job", help="job document (FILE, or - for stdin)")
-    parser.add_argument("--out", help="where the result document goes (FILE, or - for stdout)")
-    parser.add_argument("--version", action="store_true", help="print the versions and exit")
-    try:
-        arguments = parser.parse_args(argv)
-    except SystemExit as exit_request:
-        return EXIT_OK if exit_request.code == 0 else EXIT_INVALID
-    if arguments.version:
+class TorchCompile(Framework):
+    def __init__(self):
         import torch
-        print(f"torchsweep-torch-compile {VERSION} ({COMMIT})")
-        print(f"torch {torch.__version__} cuda {torch.version.cuda or 'none'}")
-        return EXIT_OK
-    if not arguments.job or not arguments.out:
-        log("ERROR", "--job and --out are required")
-        return EXIT_INVALID
-    try:
-        text = sys.stdin.read() if arguments.job == "-" else open(arguments.job).read()
-        document = json.loads(text)
-        job, ignored = resolve_job(document)
-    except (OSError, ValueError) as error:
-        log("ERROR", f"invalid job: {arguments.job}: {error}")
-        return EXIT_INVALID
-    except InvalidJob as error:
-        log("ERROR", f"invalid job: {error}")
-        return EXIT_INVALID
+        self.torch = torch
 
-    import torch
-    try:
-        result = run(torch, job, ignored)
-    except Unsupported as error:
-        result = {"schema_version": 1, "status": "unsupported", "error": str(error),
-                  "runner": {"name": RUNNER_NAME, "version": VERSION}, "job": job, "warnings": [],
-                  "started_at": utc_now()}
-    except Exception as error:  # noqa: BLE001 - the job failed; the result says why
-        result = {"schema_version": 1, "status": "failed", "error": f"{type(error).__name__}: {error}",
-                  "runner": {"name": RUNNER_NAME, "version": VERSION}, "job": job, "warnings": [],
-                  "started_at": utc_now()}
-    if result["status"] != "ok":
-        log("ERROR", f"job {result['status']}: {result['error']}")
-    result["context"] = context(torch, job)
-    result["finished_at"] = utc_now()
-    write_result(arguments.out, result)
-    return EXIT_OK if result["status"] == "ok" else EXIT_FAILED
+    def versions(self):
+        return {"torch": self.torch.__version__, "cuda": self.torch.version.cuda}
+
+    def run(self, job, result):
+        torch = self.torch
+        from torch._dynamo.utils import counters
+        warnings = result["warnings"]
+        torch.set_num_threads(job["threads"])
+        if job["interop_threads"] > 0:
+            try:
+                torch.set_num_interop_threads(job["interop_threads"])
+            except RuntimeError as error:
+                warnings.append(f"interop_threads not applied: {error}")
+        if job["gpus"] > 1:
+            raise Unsupported(f"gpus = {job['gpus']}: this runner runs one process on one device")
+        compiled = job["mode"] == "compiled"
+        torch._dynamo.reset()
+        counters.clear()
+        # Before any model: the process's baseline.
+        probe = CudaMemoryProbe(torch, job["device"]) if job["device"].startswith("cuda") else RssProbe()
+        experiment, timing, fallback_reason = prepare(lambda compiled: Experiment(torch, job, compiled), job,
+                                                      warnings, log, "torch.compile", reset=torch._dynamo.reset)
+        graph_breaks = sum(counters["graph_break"].values())
+        break_reasons = sorted(counters["graph_break"].keys())
+        graphs = counters["stats"].get("unique_graphs", 0)
+
+        # Timed epochs: the worker's timed region and clocks; memory in phases.
+        clock = (CudaEventClock(torch, experiment.device, job["iters"]) if experiment.device.type == "cuda"
+                 else HostClock())
+        epoch_final, memory = measure(experiment, clock, probe, job, timing, warnings)
+
+        ran_compiled = experiment.compiled
+        result["execution"] = {
+            "task": job["task"], "mode": "compiled" if ran_compiled else "eager",
+            "compiler": job["backend"] if ran_compiled else "none", "fallback_reason": fallback_reason,
+            "capture_seconds": None, "precision": job["precision"],
+            "autocast_dtype": {"bf16": "bfloat16", "fp16": "float16"}.get(job["precision"]),
+            "device": str(experiment.device), "model_parameters": experiment.parameters,
+            "initial_parameter_l1": experiment.initial_parameter_l1,
+            "compile": {"backend": job["backend"], "compile_mode": job["compile_mode"], "dynamic": job["dynamic"],
+                        "fullgraph": job["fullgraph"], "graph_breaks": graph_breaks, "graphs": graphs,
+                        "break_reasons": break_reasons} if compiled else None}
+        if ran_compiled and graph_breaks:
+            warnings.append(f"{graph_breaks} graph break(s): part of the model ran eagerly between graphs")
+        if experiment.scaler:
+            result["execution"]["loss_scaling"] = {"initial_scale": experiment.initial_scale,
+                                                   "final_scale": experiment.scaler.get_scale(),
+                                                   "skipped_steps": experiment.skipped_steps}
+        result["timing"] = timing
+        result["loss"] = {"first_step": experiment.first_loss, "epoch_final": epoch_final}
+        result["memory"] = memory
+
+    def context(self):
+        torch = self.torch
+        gpus = []
+        if torch.cuda.is_available():
+            for index in range(torch.cuda.device_count()):
+                properties = torch.cuda.get_device_properties(index)
+                gpus.append({"index": index, "name": properties.name, "memory_bytes": properties.total_memory})
+        return {"torch_version": torch.__version__, "cuda_version": torch.version.cuda,
+                "cudnn_version": str(torch.backends.cudnn.version()) if torch.cuda.is_available() else None,
+                "gpu_driver": None, "gpu_count": len(gpus), "gpus": gpus,
+                "intra_op_threads": torch.get_num_threads(), "interop_threads": torch.get_num_interop_threads()}
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except Exception as error:  # noqa: BLE001 - the contract's exit 1
-        log("ERROR", f"internal error: {type(error).__name__}: {error}")
-        sys.exit(EXIT_INTERNAL)
+    run_main(RUNNER_NAME, TorchCompile)

@@ -8,12 +8,11 @@
 
 #include "agent/worker/models/registry.hpp"
 #include "shared/errors.hpp"
+#include "shared/job_fields.hpp"
 #include "shared/schema.hpp"
 
 namespace ts::worker {
 namespace {
-
-constexpr int64_t default_dataset_size = 50000;  // the methodology's ImageNet-style subset
 
 template <class T>
 void read_optional(const nlohmann::json& document, const char* key, T& into) {
@@ -35,14 +34,15 @@ int64_t default_threads() {
   return std::max<int64_t>(1, cores_available() / ranks);
 }
 
-Job parse_job(const nlohmann::json& document) {
+Job parse_job(const nlohmann::json& given) {
   static const schema::Validator validator("job.schema.json");
-  validator.validate(document);
+  validator.validate(given);
+  const auto document = job_fields::with_defaults(given);
 
   Job job;
   if (document.contains("job_id")) job.job_id = document.at("job_id").get<std::string>();
   if (document.contains("sweep")) job.sweep = document.at("sweep").get<std::string>();
-  if (document.contains("dataset_size")) job.dataset_size = document.at("dataset_size").get<int64_t>();
+  if (given.contains("dataset_size")) job.dataset_size = given.at("dataset_size").get<int64_t>();
   if (document.contains("timeout_s")) job.timeout_s = document.at("timeout_s").get<double>();
   job.model = document.at("model").get<std::string>();
   job.batch_size = document.at("batch_size").get<int64_t>();
@@ -70,7 +70,7 @@ Job parse_job(const nlohmann::json& document) {
   read_optional(document, "labels", job.labels);
 
   for (const char* knob : {"backend", "compile_mode", "dynamic", "fullgraph"}) {
-    if (document.contains(knob)) job.torch_compile_knobs.emplace_back(knob);
+    if (given.contains(knob)) job.torch_compile_knobs.emplace_back(knob);
   }
   const auto& info = find_model(job.model);
   job.model_config = info.defaults;
@@ -87,7 +87,7 @@ Job parse_job(const nlohmann::json& document) {
   if (document.contains("iters")) {
     job.iters = document.at("iters").get<int64_t>();
   } else {
-    job.iters = std::max<int64_t>(1, job.dataset_size.value_or(default_dataset_size) / job.batch_size);
+    job.iters = std::max<int64_t>(1, document.at("dataset_size").get<int64_t>() / job.batch_size);
   }
   if (job.threads == 0) job.threads = default_threads();
   return job;

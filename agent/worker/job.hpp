@@ -22,36 +22,37 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Precision,
                              {{Precision::fp32, "fp32"}, {Precision::bf16, "bf16"}, {Precision::fp16, "fp16"}})
 NLOHMANN_JSON_SERIALIZE_ENUM(Fallback, {{Fallback::none, "none"}, {Fallback::eager, "eager"}})
 
-// A job with every default resolved. Defaults are documented in docs/worker.md.
+// A job with every default resolved: those of schemas/job.schema.json
+// (shared/job_fields.hpp) and the model's (schemas/models.json).
 struct Job {
   std::optional<std::string> job_id;
-  int64_t attempt = 1;
+  int64_t attempt = 0;
   std::optional<std::string> sweep;
-  std::string runner = "libtorch";
+  std::string runner = "libtorch";  // the job's runner when it names none: this one
   std::string model;
-  Task task = Task::train;
-  Mode mode = Mode::eager;
-  Fallback fallback = Fallback::none;
-  Precision precision = Precision::fp32;
+  Task task{};
+  Mode mode{};
+  Fallback fallback{};
+  Precision precision{};
   int64_t batch_size = 0;
-  int64_t epochs = 5;
-  int64_t warmup = 10;
+  int64_t epochs = 0;
+  int64_t warmup = 0;
   int64_t iters = 0;  // resolved: given, or dataset_size / batch_size
   std::optional<int64_t> dataset_size;
-  int64_t data_batches = 4;
+  int64_t data_batches = 0;
   ModelConfig model_config;              // the model's defaults overridden by the job
   std::vector<std::string> model_knobs;  // the knobs of model_config the model reads
-  std::string device = "cpu";
+  std::string device;
   int64_t threads = 0;  // resolved: 0 becomes the cores available to the process
   int64_t interop_threads = 0;
   int64_t seed = 0;
-  std::string optimizer = "sgd";
-  double lr = 0.01;
-  double momentum = 0.9;
-  double weight_decay = 0.0;
-  int64_t gpus = 1;                // data-parallel ranks: GPUs, or CPU ranks on a CPU device
-  double bucket_mb = 25;           // gradient bucket size of multi-rank training, in MiB
-  bool overlap = true;             // all-reduce buckets while backward runs
+  std::string optimizer;
+  double lr = 0;
+  double momentum = 0;
+  double weight_decay = 0;
+  int64_t gpus = 0;                // data-parallel ranks: GPUs, or CPU ranks on a CPU device
+  double bucket_mb = 0;            // gradient bucket size of multi-rank training, in MiB
+  bool overlap = false;            // all-reduce buckets while backward runs
   std::vector<std::string> hosts;  // multi-node jobs: mpirun --host entries (read by the agent)
   std::optional<double> timeout_s;
   std::map<std::string, std::string> labels;

@@ -7,6 +7,7 @@
 #include <format>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -301,7 +302,46 @@ const std::vector<std::string>& query_metrics() {
   return names;
 }
 
+namespace {
+
+// "--compare AXIS=REFERENCE,*": each other value of the axis against the
+// reference, one comparison after another, stacked; the other value leads
+// each row, and its columns are suffixed ":other".
+std::optional<Table> compare_each_against(Database& database, const QueryOptions& options) {
+  const auto equals = options.compare.find('=');
+  if (equals == std::string::npos || !options.compare.ends_with(",*")) return std::nullopt;
+  const Axis* axis = &axis_named(options.compare.substr(0, equals), "--compare");
+  const auto reference = options.compare.substr(equals + 1, options.compare.size() - equals - 3);
+  auto others = values_of(database, condition_of(database, options.filter), *axis);
+  const bool present = std::erase(others, reference) > 0;
+  if (!present || others.empty()) {
+    throw InvalidInput("--compare", "expected AXIS=REFERENCE,* with REFERENCE and another value of '" + axis->name +
+                                        "' in the results, got '" + options.compare + "'");
+  }
+  Table stacked;
+  for (const auto& other : others) {
+    auto one = options;
+    one.compare = axis->name + "=" + reference + "," + other;
+    auto table = query(database, one);
+    if (stacked.columns.empty()) {
+      stacked.columns.push_back(axis->name);
+      for (const auto& column : table.columns) {
+        stacked.columns.push_back(
+            column.ends_with(":" + other) ? column.substr(0, column.size() - other.size()) + "other" : column);
+      }
+    }
+    for (auto& row : table.rows) {
+      row.insert(row.begin(), other);
+      stacked.rows.push_back(std::move(row));
+    }
+  }
+  return stacked;
+}
+
+}  // namespace
+
 Table query(Database& database, const QueryOptions& options) {
+  if (auto stacked = compare_each_against(database, options)) return std::move(*stacked);
   const auto condition = condition_of(database, options.filter);
   auto group_names = options.group_by;
   if (group_names.empty()) {

@@ -33,7 +33,8 @@ struct QueryOptions {
   ResultFilter filter;
   std::vector<std::string> group_by;  // empty: the default configuration axes
   std::vector<std::string> metrics;   // empty: epoch_time, samples_per_s, peak_memory
-  // "--compare mode" or "--compare precision=fp32,bf16": the axis taken out
+  // "--compare mode", "--compare precision=fp32,bf16", or "--compare
+  // runner=libtorch,*" (every other runner against libtorch): the axis taken out
   // of the grouping and the two values put side by side (reference first).
   std::string compare;
   // The memory figure of --compare's memory_reduction (docs/query.md).

@@ -2,6 +2,7 @@
 
 #include "coordinator/store/migrations.hpp"
 #include "shared/errors.hpp"
+#include "shared/job_fields.hpp"
 #include "shared/schema.hpp"
 #include "shared/statistics.hpp"
 #include "shared/timestamp.hpp"
@@ -25,11 +26,20 @@ std::optional<T> optional_at(const nlohmann::json& document, const nlohmann::jso
 // groups by.
 std::string device_name(const nlohmann::json& result) {
   const auto& context = result.at("context");
-  const auto device = result.at("job").value("device", "cpu");
+  const auto device = job_fields::get<std::string>(result.at("job"), "device");
   if (device.rfind("cuda", 0) == 0 && context.contains("gpus") && !context.at("gpus").empty()) {
     return context.at("gpus").at(0).value("name", "unknown GPU");
   }
   return context.at("cpu_model").get<std::string>();
+}
+
+// What the torch_version column holds: PyTorch's version, or for a runner
+// of another framework (whose context has no torch) "NAME VERSION" of it.
+std::string framework_version(const nlohmann::json& context) {
+  if (const auto& torch = context.at("torch_version"); torch.is_string()) return torch.get<std::string>();
+  if (!context.contains("framework")) return "unknown";
+  const auto& framework = context.at("framework");
+  return framework.at("name").get<std::string>() + " " + framework.at("version").get<std::string>();
 }
 
 // The one memory figure a result is compared by (docs/methodology.md): the
@@ -146,7 +156,7 @@ bool Store::insert_result(const nlohmann::json& result, const std::string& agent
   if (!job.contains("job_id")) throw InvalidInput("job.job_id", "a stored result needs the id of its job");
   using Pointer = nlohmann::json::json_pointer;
   const auto job_id = job.at("job_id").get<std::string>();
-  const auto attempt = job.value("attempt", int64_t{1});
+  const auto attempt = job_fields::get<int64_t>(job, "attempt");
   const auto capture = optional_at<double>(result, Pointer("/execution/capture_seconds"));
   const auto first_iteration = optional_at<double>(result, Pointer("/timing/first_iteration_seconds"));
   std::optional<double> compile;
@@ -155,28 +165,28 @@ bool Store::insert_result(const nlohmann::json& result, const std::string& agent
   const auto noisy = optional_at<bool>(result, Pointer("/timing/noisy"));
 
   insert_result_
-      .bind_all(job_id, attempt, optional_at<std::string>(job, Pointer("/sweep")),
-                result.at("status").get<std::string>(), job.at("model").get<std::string>(), job.value("task", "train"),
-                job.at("batch_size").get<int64_t>(), job.value("precision", "fp32"), job.value("mode", "eager"),
-                optional_at<std::string>(result, Pointer("/execution/mode")),
-                optional_at<std::string>(result, Pointer("/execution/compiler")),
-                result.at("runner").at("name").get<std::string>(), job.value("gpus", int64_t{1}), device_name(result),
-                result.at("context").at("torch_version").get<std::string>(),
-                result.at("context").at("hostname").get<std::string>(), agent,
-                optional_at<double>(result, Pointer("/timing/median_epoch_seconds")),
-                optional_at<double>(result, Pointer("/timing/samples_per_second")),
-                optional_at<double>(result, Pointer("/timing/median_step_seconds")), compile,
-                optional_at<double>(result, Pointer("/timing/warmup_seconds")), memory.peak,
-                optional_at<int64_t>(result, Pointer("/memory/peak_allocated_bytes")),
-                noisy ? std::optional<int64_t>(*noisy ? 1 : 0) : std::nullopt,
-                optional_at<int64_t>(result, Pointer("/execution/fusion/fused_kernels")),
-                optional_at<std::string>(result, Pointer("/execution/fallback_reason")),
-                optional_at<std::string>(result, Pointer("/error")), utc_timestamp(), memory.field, memory.warmup_peak,
-                optional_at<int64_t>(result, Pointer("/memory/peak_reserved_bytes")), warmup_insufficient(result),
-                optional_at<double>(result, Pointer("/efficiency/flops_per_step")),
-                optional_at<double>(result, Pointer("/efficiency/achieved_flops_per_s")),
-                optional_at<double>(result, Pointer("/efficiency/peak_flops_per_s")),
-                optional_at<double>(result, Pointer("/efficiency/mfu")))
+      .bind_all(
+          job_id, attempt, optional_at<std::string>(job, Pointer("/sweep")), result.at("status").get<std::string>(),
+          job.at("model").get<std::string>(), job_fields::get<std::string>(job, "task"),
+          job.at("batch_size").get<int64_t>(), job_fields::get<std::string>(job, "precision"),
+          job_fields::get<std::string>(job, "mode"), optional_at<std::string>(result, Pointer("/execution/mode")),
+          optional_at<std::string>(result, Pointer("/execution/compiler")),
+          result.at("runner").at("name").get<std::string>(), job_fields::get<int64_t>(job, "gpus"), device_name(result),
+          framework_version(result.at("context")), result.at("context").at("hostname").get<std::string>(), agent,
+          optional_at<double>(result, Pointer("/timing/median_epoch_seconds")),
+          optional_at<double>(result, Pointer("/timing/samples_per_second")),
+          optional_at<double>(result, Pointer("/timing/median_step_seconds")), compile,
+          optional_at<double>(result, Pointer("/timing/warmup_seconds")), memory.peak,
+          optional_at<int64_t>(result, Pointer("/memory/peak_allocated_bytes")),
+          noisy ? std::optional<int64_t>(*noisy ? 1 : 0) : std::nullopt,
+          optional_at<int64_t>(result, Pointer("/execution/fusion/fused_kernels")),
+          optional_at<std::string>(result, Pointer("/execution/fallback_reason")),
+          optional_at<std::string>(result, Pointer("/error")), utc_timestamp(), memory.field, memory.warmup_peak,
+          optional_at<int64_t>(result, Pointer("/memory/peak_reserved_bytes")), warmup_insufficient(result),
+          optional_at<double>(result, Pointer("/efficiency/flops_per_step")),
+          optional_at<double>(result, Pointer("/efficiency/achieved_flops_per_s")),
+          optional_at<double>(result, Pointer("/efficiency/peak_flops_per_s")),
+          optional_at<double>(result, Pointer("/efficiency/mfu")))
       .run();
   if (insert_result_.changes() == 0) return false;  // (job_id, attempt) already stored
   insert_document_.bind_all(job_id, attempt, result.dump()).run();

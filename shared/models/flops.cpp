@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "shared/job_fields.hpp"
 #include "shared/models/catalogue.hpp"
 
 namespace ts::models {
@@ -87,8 +88,8 @@ double forward_flops_per_sample(const nlohmann::json& job) {
 StepFlops step_flops(const nlohmann::json& job) {
   StepFlops flops;
   flops.forward_per_sample = forward_flops_per_sample(job);
-  const double samples = job.at("batch_size").get<double>() * job.value("gpus", int64_t{1});
-  flops.per_step = flops.forward_per_sample * samples * (job.value("task", "train") == "train" ? 3 : 1);
+  const double samples = job.at("batch_size").get<double>() * job_fields::get<int64_t>(job, "gpus");
+  flops.per_step = flops.forward_per_sample * samples * (job_fields::get<std::string>(job, "task") == "train" ? 3 : 1);
   return flops;
 }
 

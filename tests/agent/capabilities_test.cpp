@@ -1,9 +1,14 @@
-// GPU identity: the GPUs an agent reports are the ones its jobs get.
+// What an agent reports of its node: GPU identity (the GPUs it reports are
+// the ones its jobs get) and its runners with their frameworks.
 #include "agent/capabilities.hpp"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "shared/errors.hpp"
+#include "tests/support/temp_directory.hpp"
 
 namespace ts::agent {
 namespace {
@@ -18,6 +23,32 @@ TEST(Capabilities, JobsGetTheirGpusByTheUuidsTheAgentReported) {
   EXPECT_EQ(visible_devices(gpus, {1, 0}), "GPU-bbbb,GPU-aaaa");
   EXPECT_EQ(visible_devices(gpus, {2}), "2");  // no UUID: the index, in PCI bus order
   EXPECT_THROW(visible_devices(gpus, {7}), InvalidInput);
+}
+
+TEST(Capabilities, EachRunnersVersionLineBecomesItsFrameworks) {
+  EXPECT_EQ(parse_runner_versions("torchsweep-worker 0.1.0 (abc)\ntorch 2.6.0 cuda none\n"),
+            (nlohmann::json{{"torch", "2.6.0"}, {"cuda", nullptr}}));
+  EXPECT_EQ(parse_runner_versions("torchsweep-jax 0.1.0 (abc)\njax 0.10.2 jaxlib 0.10.2 keras 3.15.1\n").size(), 3u);
+  EXPECT_TRUE(parse_runner_versions("").empty());
+}
+
+TEST(Capabilities, RunnersAreProbedTogetherAndOneWhoseFrameworkDoesNotImportSaysSo) {
+  testing::TempDirectory directory("ts_capabilities");
+  const auto write = [&](const std::string& name, const std::string& body) {
+    const auto path = directory / name;
+    std::ofstream(path) << "#!/bin/sh\n" << body;
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+    return path.string();
+  };
+  const auto probes =
+      probe_runners({{"good", write("good", "sleep 1; printf 'torchsweep-good 1 (x)\\nnumpy 2.5 jax 0.10\\n'\n")},
+                     {"broken", write("broken", "sleep 1; echo 'ModuleNotFoundError: tensorflow' >&2; exit 1\n")}});
+  EXPECT_TRUE(probes.at("good").answered);
+  EXPECT_EQ(probes.at("good").versions.at("jax"), "0.10");
+  EXPECT_FALSE(probes.at("broken").answered);
+  const auto capabilities = detect_capabilities(probes);
+  EXPECT_EQ(capabilities.at("frameworks").at("good").at("numpy"), "2.5");
+  EXPECT_TRUE(capabilities.at("torch_version").is_null());
 }
 
 }  // namespace

@@ -346,6 +346,20 @@ TEST_F(QueryStore, AdaptiveStopsSayWhichPairsStoppedWhy) {
   EXPECT_EQ(adaptive_stops(store_.database(), {}).rows.size(), 2u);  // every sweep
 }
 
+TEST_F(QueryStore, CompareEveryOtherValueAgainstANamedReference) {
+  QueryOptions options;
+  options.compare = "model=mlp,*";
+  options.filter.sweeps = {"night-1"};
+  const auto table = run(options);
+  EXPECT_EQ(table.columns.front(), "model");
+  EXPECT_NE(std::find(table.columns.begin(), table.columns.end(), "runs:mlp"), table.columns.end());
+  EXPECT_NE(std::find(table.columns.begin(), table.columns.end(), "epoch_time_s:other"), table.columns.end());
+  const auto eager = row(table, {{"model", "resnet50"}, {"mode", "eager"}});
+  EXPECT_NEAR(eager[column(table, "speedup")].get<double>(), 1.0 / 2.0, 1e-9);  // mlp 1.0 s, resnet50 2.0 s
+  options.compare = "model=vgg,*";
+  EXPECT_THROW(run(options), InvalidInput);
+}
+
 TEST_F(QueryStore, CompareAnyAxisWithNamedValues) {
   QueryOptions options;
   options.compare = "model=resnet50,mlp";

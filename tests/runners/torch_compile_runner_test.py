@@ -21,22 +21,11 @@ import sys
 import tempfile
 import unittest
 
-import jsonschema
-from referencing import Registry, Resource
+from runner_testing import result_validator
 
 ARGS = None
 TINY_MLP = {"schema_version": 1, "model": "mlp", "batch_size": 8, "input_size": 16, "width": 32, "depth": 2,
             "epochs": 2, "warmup": 2, "iters": 3, "threads": 1}
-
-
-def result_validator(schemas: pathlib.Path):
-    resources = []
-    for path in schemas.glob("*.schema.json"):
-        contents = json.loads(path.read_text())
-        resource = Resource.from_contents(contents)
-        resources += [(contents["$id"], resource), (path.name, resource)]
-    schema = json.loads((schemas / "result.schema.json").read_text())
-    return jsonschema.Draft7Validator(schema, registry=Registry().with_resources(resources))
 
 
 class Run:
@@ -256,7 +245,8 @@ class ModelFlops(unittest.TestCase):
         import torch
         from torch.utils.flop_counter import FlopCounterMode
         runner = runner_module()
-        jobs = [runner.resolve_job(dict(document, schema_version=1, batch_size=2, threads=1))[0]
+        from torchsweep_harness.contract import resolve_job  # on the path the runner put it
+        jobs = [resolve_job(dict(document, schema_version=1, batch_size=2, threads=1), runner.RUNNER_NAME)[0]
                 for document in self.DOCUMENTS]
         jobs.append(dict(jobs[0], task="infer", gpus=3))
         probe = subprocess.run([ARGS.flops_probe], input=json.dumps(jobs), capture_output=True, text=True, check=True)

@@ -50,10 +50,12 @@ class Cluster : public ::testing::Test {
     auto argv = agent_binary_prefix_;
     argv.insert(argv.end(), {TS_TORCHSWEEP_BINARY, "agent", "--coordinator", endpoint(), "--name", name, "--work-dir",
                              (directory_ / ("work-" + name)).string()});
-    // The fake runner stands in for the worker here: no peak to measure.
+    // The fake runner stands in for the worker here: no peak to measure, and
+    // no Python runner to start for its --version at every agent start.
     if (std::find(extra.begin(), extra.end(), "--peak-probe") == extra.end()) {
       argv.insert(argv.end(), {"--peak-probe", "off"});
     }
+    argv.push_back("--no-default-runners");
     argv.insert(argv.end(), extra.begin(), extra.end());
     agents_.push_back(std::make_unique<ChildProcess>(argv, directory_ / (name + ".log")));
     return *agents_.back();

@@ -1,0 +1,117 @@
+"""The four models of schemas/models.json in Keras 3, one definition for the
+TensorFlow and the JAX runner (Keras picks the backend from KERAS_BACKEND).
+
+Structurally the LibTorch worker's and torchvision's: the same layers, the
+same trainable parameter counts (tested), PyTorch's constants where Keras's
+defaults differ (LayerNorm and BatchNorm epsilon 1e-5, BatchNorm momentum 0.1
+in PyTorch's convention, i.e. 0.9 in Keras's; exact GELU). Images are NHWC,
+the layout Keras convolutions run in on a CPU; PyTorch's symmetric padding is
+spelled out (ZeroPadding2D, then a valid convolution), since Keras's "same"
+pads a strided convolution on one side only.
+"""
+import keras
+from keras import layers, ops
+
+LAYER_NORM_EPSILON = 1e-5  # torch.nn.LayerNorm's
+BATCH_NORM = {"epsilon": 1e-5, "momentum": 0.9}  # torch.nn.BatchNorm2d's eps, and 1 - its momentum 0.1
+
+
+def mlp(job):
+    inputs = keras.Input((job["input_size"],))
+    h = inputs
+    for i in range(job["depth"]):
+        h = layers.Dense(job["width"], activation="gelu", name=f"hidden_{i}")(h)
+    return keras.Model(inputs, layers.Dense(job["num_classes"], name="head")(h), name="mlp")
+
+
+class Positions(layers.Layer):
+    """A learned position table added to the input, as the worker's."""
+
+    def build(self, input_shape):
+        self.table = self.add_weight(shape=tuple(input_shape[1:]), initializer=keras.initializers.RandomNormal(0, 0.02),
+                                     name="positions")
+
+    def call(self, x):
+        return x + self.table
+
+
+class EncoderBlock(layers.Layer):
+    """The worker's pre-norm block: x + proj(attention(LN(x))), then
+    x + fc2(GELU(fc1(LN(x)))), attention written out as the worker writes it."""
+
+    def __init__(self, width, heads, **kwargs):
+        super().__init__(**kwargs)
+        self.width, self.heads = width, heads
+        self.ln1 = layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON)
+        self.ln2 = layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON)
+        self.qkv, self.proj = layers.Dense(3 * width), layers.Dense(width)
+        self.fc1, self.fc2 = layers.Dense(4 * width, activation="gelu"), layers.Dense(width)
+
+    def call(self, x):
+        seq, head_dim = ops.shape(x)[1], self.width // self.heads
+        qkv = ops.reshape(self.qkv(self.ln1(x)), (-1, seq, 3, self.heads, head_dim))
+        q, k, v = (ops.transpose(qkv[:, :, i], (0, 2, 1, 3)) for i in range(3))
+        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2))) * (1.0 / head_dim ** 0.5)
+        attended = ops.reshape(ops.transpose(ops.matmul(ops.softmax(scores, axis=-1), v), (0, 2, 1, 3)),
+                               (-1, seq, self.width))
+        h = x + self.proj(attended)
+        return h + self.fc2(self.fc1(self.ln2(h)))
+
+
+def transformer(job):
+    inputs = keras.Input((job["seq_len"], job["width"]))
+    h = Positions(name="positions")(inputs)
+    for i in range(job["depth"]):
+        h = EncoderBlock(job["width"], job["heads"], name=f"block_{i}")(h)
+    h = ops.mean(layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON, name="ln_final")(h), axis=1)
+    return keras.Model(inputs, layers.Dense(job["num_classes"], name="head")(h), name="transformer")
+
+
+def conv_bn(x, filters, kernel, stride, name):
+    """A convolution without bias, padded as PyTorch pads it, and its BatchNorm."""
+    if kernel > 1:
+        x = layers.ZeroPadding2D(kernel // 2)(x)
+    x = layers.Conv2D(filters, kernel, strides=stride, use_bias=False, name=f"{name}_conv")(x)
+    return layers.BatchNormalization(**BATCH_NORM, name=f"{name}_bn")(x)
+
+
+def block(x, planes, stride, bottleneck, name):
+    expansion = 4 if bottleneck else 1
+    shortcut = x
+    if stride != 1 or x.shape[-1] != planes * expansion:
+        shortcut = conv_bn(x, planes * expansion, 1, stride, f"{name}_downsample")
+    if bottleneck:  # v1.5: the stride on the 3x3
+        h = layers.ReLU()(conv_bn(x, planes, 1, 1, f"{name}_1"))
+        h = layers.ReLU()(conv_bn(h, planes, 3, stride, f"{name}_2"))
+        h = conv_bn(h, planes * expansion, 1, 1, f"{name}_3")
+    else:
+        h = layers.ReLU()(conv_bn(x, planes, 3, stride, f"{name}_1"))
+        h = conv_bn(h, planes, 3, 1, f"{name}_2")
+    return layers.ReLU()(h + shortcut)
+
+
+def resnet(job):
+    bottleneck = job["model"] == "resnet50"
+    counts = (3, 4, 6, 3) if bottleneck else (2, 2, 2, 2)
+    inputs = keras.Input((job["input_size"], job["input_size"], 3))
+    x = layers.ReLU()(conv_bn(inputs, 64, 7, 2, "stem"))
+    # Zero padding equals PyTorch's -inf padding here: the input is a ReLU's.
+    x = layers.MaxPooling2D(3, strides=2)(layers.ZeroPadding2D(1)(x))
+    for stage, (planes, count) in enumerate(zip((64, 128, 256, 512), counts)):
+        for index in range(count):
+            x = block(x, planes, 2 if index == 0 and stage > 0 else 1, bottleneck, f"layer{stage + 1}_{index}")
+    x = layers.GlobalAveragePooling2D()(x)
+    return keras.Model(inputs, layers.Dense(job["num_classes"], name="fc")(x), name=job["model"])
+
+
+def build(job):
+    """The job's model and the shape of one input sample (without the batch)."""
+    if job["model"] == "mlp":
+        return mlp(job), (job["input_size"],)
+    if job["model"] == "transformer":
+        return transformer(job), (job["seq_len"], job["width"])
+    return resnet(job), (job["input_size"], job["input_size"], 3)
+
+
+def trainable_parameters(model):
+    return sum(int(ops.size(v)) for v in model.trainable_variables)

@@ -1,0 +1,191 @@
+"""The methodology of docs/methodology.md, once for every Python runner:
+warm-up before the timed region, the timed epochs, the timing summary with
+its noise flag, and memory in phases on the CPU."""
+import math
+import time
+
+from .contract import Unsupported, report_progress
+
+NOISY_IQR_OVER_MEDIAN = 0.10
+
+
+def quantile(sorted_values, q):
+    """Hyndman & Fan type 7, as the worker's shared/statistics."""
+    position = (len(sorted_values) - 1) * q
+    low = math.floor(position)
+    high = min(low + 1, len(sorted_values) - 1)
+    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)
+
+
+def timed(synchronize, work):
+    """Wall time of `work`, the device synchronised before and after."""
+    synchronize()
+    start = time.perf_counter()
+    result = work()
+    synchronize()
+    return time.perf_counter() - start, result
+
+
+def warm_up(experiment, warmup):
+    """(first iteration, all warm-up) seconds. Compilation happens in the
+    first step, never in the timed epochs: with warmup 0 that one step still
+    runs, untimed by the epochs, as the worker's."""
+    first, _ = timed(experiment.synchronize, experiment.step)
+    rest, _ = timed(experiment.synchronize, lambda: [experiment.step() for _ in range(warmup - 1)])
+    return first, first + rest
+
+
+class CyclingBatches:
+    """The experiments' batches, made before the timed region, handed out
+    in turn: set self.batches and self.position = 0."""
+
+    def next_batch(self):
+        batch = self.batches[self.position]
+        self.position = (self.position + 1) % len(self.batches)
+        return batch
+
+
+def prepare(make_experiment, job, warnings, log, compiler, reset=lambda: None):
+    """The experiment, built and warmed up, with the warm-up's timing and the
+    reason it fell back to eager (None if it did not): a compiled experiment
+    that fails to build or to run its first steps is rebuilt eager when the
+    job's fallback allows, and says so."""
+    compiled = job["mode"] == "compiled"
+    timing = {"warmup_iterations": job["warmup"]}
+    fallback_reason = None
+    try:
+        experiment = make_experiment(compiled)
+        timing["first_iteration_seconds"], timing["warmup_seconds"] = warm_up(experiment, job["warmup"])
+    except Unsupported:
+        raise
+    except Exception as error:  # noqa: BLE001 - any compile failure is the job's outcome
+        if not compiled or job["fallback"] != "eager":
+            raise
+        fallback_reason = f"{compiler} failed: {type(error).__name__}: {str(error).splitlines()[0]}"
+        log("WARN", f"{fallback_reason}; falling back to eager as the job allows")
+        warnings.append(f"compiled mode fell back to eager: {fallback_reason}")
+        reset()
+        experiment = make_experiment(False)
+        timing["first_iteration_seconds"], timing["warmup_seconds"] = warm_up(experiment, job["warmup"])
+    if job["warmup"] == 0:
+        warnings.append("warmup is 0: only the first iteration (compilation) ran before the timed epochs; "
+                        "allocator growth and tuning may still fall in them")
+    return experiment, timing, fallback_reason
+
+
+def measure(experiment, clock, probe, job, timing, warnings):
+    """The timed epochs with memory in phases: fills `timing` and returns each
+    epoch's last loss and the memory report."""
+    experiment.synchronize()
+    probe.begin_timed_phase()
+    epoch_seconds, step_seconds, epoch_final = timed_epochs(
+        experiment, clock, job["epochs"], job["iters"],
+        lambda epoch, seconds: report_progress(epoch + 1, job["epochs"], seconds))
+    experiment.synchronize()
+    memory = probe.end()
+    timing.update(timing_summary(epoch_seconds, step_seconds, job, experiment.train, warnings), clock=clock.name)
+    return epoch_final, memory
+
+
+class HostClock:
+    """The worker's HostStepClock: the host's monotonic clock around each
+    step and each epoch; on a CPU there is nothing to synchronise."""
+    name = "steady_clock"
+
+    def __init__(self, now=time.perf_counter):
+        self.now = now
+
+    def begin_epoch(self):
+        self.steps, self.epoch_start = [], self.now()
+
+    def begin_step(self):
+        self.step_start = self.now()
+
+    def end_step(self):
+        self.steps.append(self.now() - self.step_start)
+
+    def end_epoch(self):
+        return self.now() - self.epoch_start, self.steps
+
+
+def timed_epochs(experiment, clock, epochs, iters, on_epoch=lambda epoch, seconds: None):
+    """The timed region, as the worker's (docs/methodology.md): batches are on
+    the device before the clock starts, the clock sees only the steps, and the
+    device is synchronised at epoch boundaries only (by the clock). Returns
+    per-epoch seconds, per-step seconds and each epoch's last loss."""
+    epoch_seconds, step_seconds, epoch_final = [], [], []
+    for epoch in range(epochs):
+        clock.begin_epoch()
+        for _ in range(iters):
+            batch = experiment.next_batch()
+            clock.begin_step()
+            output, targets = experiment.step(batch)
+            clock.end_step()
+        seconds, steps = clock.end_epoch()
+        epoch_seconds.append(seconds)
+        step_seconds.append(steps)
+        epoch_final.append(experiment.loss_value(output, targets))
+        on_epoch(epoch, seconds)
+    return epoch_seconds, step_seconds, epoch_final
+
+
+def timing_summary(epoch_seconds, step_seconds, job, train, warnings):
+    """The result's timing figures (schemas/result.schema.json) of the timed
+    epochs; the noise flag's warning goes to `warnings`."""
+    all_steps = sorted(s for epoch in step_seconds for s in epoch)
+    median_step = quantile(all_steps, 0.5)
+    median_epoch = quantile(sorted(epoch_seconds), 0.5)
+    mean = sum(all_steps) / len(all_steps)
+    spread = math.sqrt(sum((s - mean) ** 2 for s in all_steps) / (len(all_steps) - 1)) if len(all_steps) > 1 else 0.0
+    iqr = quantile(all_steps, 0.75) - quantile(all_steps, 0.25)
+    timing = {"epochs": job["epochs"], "iterations_per_epoch": job["iters"],
+              "epoch_seconds": epoch_seconds, "step_seconds": step_seconds,
+              "median_epoch_seconds": median_epoch, "median_step_seconds": median_step,
+              "samples_per_second": job["batch_size"] * job["iters"] / median_epoch,
+              "step_cv": spread / mean if mean > 0 else 0.0,
+              "step_iqr_over_median": iqr / median_step if median_step > 0 else 0.0}
+    timing["noisy"] = timing["step_iqr_over_median"] > NOISY_IQR_OVER_MEDIAN
+    if timing["noisy"]:
+        warnings.append(f"noisy measurement: step-time IQR/median is {timing['step_iqr_over_median']:.3f} "
+                        f"(above {NOISY_IQR_OVER_MEDIAN})")
+    if not train:
+        timing["latency"] = {"p50": median_step, "p90": quantile(all_steps, 0.9), "p99": quantile(all_steps, 0.99)}
+    return timing
+
+
+def resident_size():
+    """(VmRSS, VmHWM) of this process in bytes, from /proc/self/status."""
+    sizes = {}
+    with open("/proc/self/status") as status:
+        for line in status:
+            name, _, rest = line.partition(":")
+            if name in ("VmRSS", "VmHWM"):
+                sizes[name] = int(rest.split()[0]) * 1024
+    return sizes.get("VmRSS", 0), sizes.get("VmHWM", 0)
+
+
+class RssProbe:
+    """Memory in phases on a CPU, as the worker's memory_probe: the process's
+    baseline before the model is built (make it first); at the start of the
+    timed phase the warm-up/compile phase's high-water mark is read and reset
+    (/proc/self/clear_refs, 5); then the timed phase's (result.memory).
+    A framework's device probe offers the same three calls."""
+
+    def __init__(self):
+        self.report = {"baseline_rss_bytes": resident_size()[0]}
+        self.rss_at_start = 0
+
+    def begin_timed_phase(self):
+        self.report["warmup_peak_rss_bytes"] = resident_size()[1]
+        try:
+            with open("/proc/self/clear_refs", "w") as clear_refs:
+                clear_refs.write("5")  # 5: reset the peak resident set size (proc(5))
+            self.report["hwm_reset"] = True
+        except OSError:
+            self.report["hwm_reset"] = False
+        self.rss_at_start = resident_size()[0]
+
+    def end(self):
+        peak = resident_size()[1]
+        return dict(self.report, source="rss", peak_rss_bytes=peak, rss_growth_bytes=max(0, peak - self.rss_at_start),
+                    rss_footprint_bytes=max(0, peak - self.report["baseline_rss_bytes"]))
