@@ -29,12 +29,6 @@ using asio::use_awaitable;
 
 namespace {
 
-std::filesystem::path beside_this_program(const std::string& name) {
-  std::error_code error;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-  return error ? std::filesystem::path() : self.parent_path() / name;
-}
-
 // A job id as a file name: '/' separates sweep and ordinal.
 std::string file_name_of(const std::string& job_id, int64_t attempt) {
   auto name = job_id;
@@ -62,12 +56,9 @@ Agent::Agent(asio::io_context& io, AgentOptions options)
   // given by name are the operator's word and stay.
   std::set<std::string> discovered;
   if (options_.discover_runners) {
-    for (const auto& [name, file] :
-         {std::pair{"libtorch", "torchsweep-worker"}, std::pair{"torch-compile", "torchsweep-torch-compile"},
-          std::pair{"tensorflow", "torchsweep-tensorflow"}, std::pair{"jax", "torchsweep-jax"}}) {
-      const auto path = beside_this_program(file);
-      if (options_.runners.contains(name) || !std::filesystem::exists(path)) continue;
-      options_.runners[name] = path.string();
+    for (const auto& [name, path] : installed_runners()) {
+      if (options_.runners.contains(name)) continue;
+      options_.runners[name] = path;
       discovered.insert(name);
     }
   }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 
 #include "agent/shell_command.hpp"
@@ -19,6 +20,20 @@ std::string trim(const std::string& text) {
 }
 
 }  // namespace
+
+std::map<std::string, std::string> installed_runners() {
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  std::map<std::string, std::string> runners;
+  if (error) return runners;
+  for (const auto& [name, file] :
+       {std::pair{"libtorch", "torchsweep-worker"}, std::pair{"torch-compile", "torchsweep-torch-compile"},
+        std::pair{"tensorflow", "torchsweep-tensorflow"}, std::pair{"jax", "torchsweep-jax"}}) {
+    const auto path = self.parent_path() / file;
+    if (std::filesystem::exists(path)) runners[name] = path.string();
+  }
+  return runners;
+}
 
 nlohmann::json parse_nvidia_smi(const std::string& csv) {
   nlohmann::json gpus = nlohmann::json::array();
@@ -68,15 +83,32 @@ nlohmann::json parse_runner_versions(const std::string& output) {
   return versions;
 }
 
+std::vector<std::string> parse_model_list(const std::string& output) {
+  std::istringstream lines(output);
+  std::string line;
+  std::getline(lines, line);  // the header
+  std::vector<std::string> models;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    if (std::string name; words >> name) models.push_back(name);
+  }
+  return models;
+}
+
 std::map<std::string, RunnerProbe> probe_runners(const std::map<std::string, std::string>& runners) {
   std::vector<std::string> commands;
-  for (const auto& [name, path] : runners) commands.push_back(shell_quoted(path) + " --version 2>/dev/null");
+  for (const auto& [name, path] : runners) {
+    commands.push_back(shell_quoted(path) + " --version 2>/dev/null");
+    commands.push_back(shell_quoted(path) + " --list-models 2>/dev/null");
+  }
   const auto outputs = outputs_of(commands);
   std::map<std::string, RunnerProbe> probes;
   auto output = outputs.begin();
   for (const auto& [name, path] : runners) {
-    probes[name] = {output->status == 0, parse_runner_versions(output->out)};
-    ++output;
+    const auto& version = *output++;
+    const auto& list = *output++;
+    probes[name] = {version.status == 0, parse_runner_versions(version.out),
+                    list.status == 0 ? parse_model_list(list.out) : std::vector<std::string>{}};
   }
   return probes;
 }
@@ -88,10 +120,11 @@ nlohmann::json detect_capabilities(const std::map<std::string, RunnerProbe>& run
   CPU_ZERO(&set);
   const int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
   std::vector<std::string> names;
-  nlohmann::json frameworks = nlohmann::json::object();
+  nlohmann::json frameworks = nlohmann::json::object(), models = nlohmann::json::object();
   for (const auto& [name, probe] : runners) {
     names.push_back(name);
     frameworks[name] = probe.versions;
+    if (!probe.models.empty()) models[name] = probe.models;
   }
   const auto worker = runners.find("libtorch");
   const auto version_of = [&](const char* key) {
@@ -105,6 +138,7 @@ nlohmann::json detect_capabilities(const std::map<std::string, RunnerProbe>& run
                    "nvidia-smi --query-gpu=index,name,memory.total,uuid --format=csv,noheader,nounits 2>/dev/null"))},
       {"runners", names},
       {"frameworks", frameworks},
+      {"models", models},
       {"torch_version", version_of("torch")},
       {"cuda_version", version_of("cuda")}};
 }

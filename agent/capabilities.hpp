@@ -7,22 +7,34 @@
 
 namespace ts::agent {
 
-// What a runner's `--version` said: whether it answered (exit 0: its
-// framework imports here) and the versions of its second line.
+// What a runner's `--version` and `--list-models` said: whether it answered
+// (exit 0: its framework imports here), the versions of its second line and
+// the models it runs (empty when --list-models did not answer).
 struct RunnerProbe {
   bool answered = false;
   nlohmann::json versions = nlohmann::json::object();  // e.g. {"torch": "2.6.0", "cuda": null}
+  std::vector<std::string> models;
 };
 
-// Every runner's `--version`, all started at once (Python runners take a
-// second or more to import their framework).
+// The runners installed beside the running torchsweep binary, by name:
+// libtorch (torchsweep-worker), torch-compile, tensorflow and jax
+// (torchsweep-NAME), those that are there.
+std::map<std::string, std::string> installed_runners();
+
+// Every runner's `--version` and `--list-models`, all started at once
+// (Python runners take a second or more to import their framework).
 std::map<std::string, RunnerProbe> probe_runners(const std::map<std::string, std::string>& runners);
 
 // hostname, cpu_cores (available to this process), memory_bytes, gpus (from
 // nvidia-smi when it is installed and answers; empty otherwise), runners,
-// frameworks (each runner's versions), and torch_version/cuda_version of the
+// frameworks (each runner's versions), models (each runner's models, where
+// it listed them), and torch_version/cuda_version of the
 // LibTorch worker's (null without one).
 nlohmann::json detect_capabilities(const std::map<std::string, RunnerProbe>& runners);
+
+// The model names of a runner's `--list-models`: the first word of each
+// line after the header.
+std::vector<std::string> parse_model_list(const std::string& output);
 
 // The second line of a runner's `--version` ("torch 2.6.0 cuda none",
 // "jax 0.10.2 jaxlib 0.10.2 keras 3.15.1") as {name: version or null}.

@@ -1,8 +1,10 @@
 #include <cstdio>
 #include <iostream>
 
+#include "agent/capabilities.hpp"
 #include "cli/client.hpp"
 #include "cli/commands.hpp"
+#include "shared/sweep/runnable.hpp"
 #include "shared/sweep/sweep.hpp"
 #include "shared/wire/protocol.hpp"
 
@@ -29,10 +31,21 @@ Command add_submit_command(CLI::App& app) {
           request(settings->client,
                   wire::make_message("submit",
                                      {{"sweep", spec}, {"origin", settings->sweep}, {"submitter", submitter_name()}}));
+      for (const auto& warning : reply.value("warnings", std::vector<std::string>{})) {
+        std::fprintf(stderr, "warning: %s\n", warning.c_str());
+      }
       std::printf("submitted sweep %s: %lld jobs (%lld configurations)\n",
                   reply.at("sweep_id").get<std::string>().c_str(), reply.at("jobs").get<long long>(),
                   reply.at("configurations").get<long long>());
       return 0;
+    }
+    // A dry run checks the models against the runners installed here.
+    sweep::RunnerModels local;
+    for (const auto& [name, probe] : agent::probe_runners(agent::installed_runners())) {
+      if (probe.answered) local[name] = {probe.models.begin(), probe.models.end()};
+    }
+    for (const auto& warning : sweep::check_runnable(sweep, local, "as the runners installed here list them")) {
+      std::fprintf(stderr, "warning: %s\n", warning.c_str());
     }
     if (settings->json) {
       for (const auto& job : sweep.jobs) std::cout << job.document.dump() << "\n";

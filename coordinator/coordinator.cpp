@@ -8,6 +8,7 @@
 #include "shared/log.hpp"
 #include "shared/seconds.hpp"
 #include "shared/spawn_checked.hpp"
+#include "shared/sweep/runnable.hpp"
 #include "shared/sweep/sweep.hpp"
 #include "shared/timestamp.hpp"
 #include "shared/version.hpp"
@@ -105,6 +106,10 @@ void Coordinator::stop() {
 
 Submission Coordinator::submit(const nlohmann::json& spec, const std::string& origin, const std::string& submitter) {
   const auto sweep = sweep::expand(spec, origin);
+  // A model no runner of its name runs is refused now, not at 3 a.m.
+  auto warnings = sweep::check_runnable(sweep, sweep::runner_models(store_.agent_capabilities()),
+                                        "as the agents that ever registered reported");
+  for (const auto& warning : warnings) log::warn("sweep {}: {}", sweep.name, warning);
   batch_.open();
   store::SweepRecord record{new_sweep_id(sweep.name), sweep.name,     spec, sweep.tags, submitter,
                             sweep.priority,           utc_timestamp()};
@@ -114,8 +119,9 @@ Submission Coordinator::submit(const nlohmann::json& spec, const std::string& or
     auto document = planned.document;
     const auto job_id = std::format("{}/{:04}", record.sweep_id, planned.ordinal);
     document["job_id"] = job_id;
-    jobs.push_back({job_id, planned.ordinal, planned.config_key, planned.repeat, document.value("runner", "libtorch"),
-                    job_fields::get<int64_t>(document, "gpus"), document, sweep.max_attempts});
+    jobs.push_back({job_id, planned.ordinal, planned.config_key, planned.repeat,
+                    job_fields::get<std::string>(document, "runner"), job_fields::get<int64_t>(document, "gpus"),
+                    document, sweep.max_attempts});
   }
   store_.add_sweep(record, jobs);
   const auto settings = SweepSettings::from_spec(store_.sweeps(record.sweep_id).at(0).sequence, spec);
@@ -127,7 +133,7 @@ Submission Coordinator::submit(const nlohmann::json& spec, const std::string& or
   log::info("sweep {} submitted: {} jobs ({} configurations x {} repeats)", record.sweep_id, jobs.size(),
             sweep.configurations, sweep.repeats);
   registry_.dispatch();
-  return {record.sweep_id, sweep.name, jobs.size(), sweep.configurations};
+  return {record.sweep_id, sweep.name, jobs.size(), sweep.configurations, std::move(warnings)};
 }
 
 std::size_t Coordinator::cancel(const std::string& sweep, const std::string& job) {
@@ -302,7 +308,8 @@ nlohmann::json Coordinator::answer_client(const std::string& type, const nlohman
     return wire::make_message("submitted", {{"sweep_id", submitted.sweep_id},
                                             {"name", submitted.name},
                                             {"jobs", submitted.jobs},
-                                            {"configurations", submitted.configurations}});
+                                            {"configurations", submitted.configurations},
+                                            {"warnings", submitted.warnings}});
   }
   if (type == "cancel") {
     return wire::make_message("cancelled", {{"jobs", cancel(request.value("sweep", ""), request.value("job", ""))}});

@@ -44,6 +44,7 @@ struct CoordinatorOptions {
 struct Submission {
   std::string sweep_id, name;
   std::size_t jobs = 0, configurations = 0;
+  std::vector<std::string> warnings;  // e.g. a runner no agent has reported yet
 };
 
 // The coordinator is its sessions (agents and clients over TCP) plus the

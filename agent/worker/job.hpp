@@ -28,7 +28,7 @@ struct Job {
   std::optional<std::string> job_id;
   int64_t attempt = 0;
   std::optional<std::string> sweep;
-  std::string runner = "libtorch";  // the job's runner when it names none: this one
+  std::string runner;
   std::string model;
   Task task{};
   Mode mode{};

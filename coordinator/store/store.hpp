@@ -104,6 +104,8 @@ class Store {
   nlohmann::json adaptive_pairs(const std::string& sweep_id);
   bool has_result(const std::string& job_id, int64_t attempt);
   void record_agent(const std::string& name, const nlohmann::json& capabilities, const nlohmann::json& labels);
+  // The capabilities every agent ever seen reported last.
+  std::vector<nlohmann::json> agent_capabilities();
 
   Database& database() { return database_; }
 

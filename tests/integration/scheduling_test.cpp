@@ -265,6 +265,25 @@ fixed: {model: mlp, labels: {sleep: "0.3"}}
   EXPECT_TRUE(std::all_of(stored.begin(), stored.end(), [](const auto& entry) { return entry.second == 1; }));
 }
 
+TEST_F(Sweeps, AModelNoRegisteredRunnerRunsIsRefusedAtSubmitAndAnUnknownRunnerWarns) {
+  start_coordinator();
+  const auto worker = std::filesystem::path(TS_TORCHSWEEP_BINARY).parent_path() / "torchsweep-worker";
+  start_agent("a1", {"--runner", "libtorch=" + worker.string()});
+  ASSERT_TRUE(wait_for([&] { return !status().at("agents").empty(); }, 20s));
+  const auto typo = write_file("typo.yaml", "name: typo\naxes:\n  model: [mlp, nosuch]\nfixed: {batch_size: 8}\n");
+  const auto refused = torchsweep({"submit", typo.string(), "--coordinator", endpoint()});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("model: no runner 'libtorch' can run model 'nosuch'"), std::string::npos) << refused.err;
+  EXPECT_TRUE(status().at("sweeps").empty());
+  // A runner no agent has reported (a nightly submitted before its agents start): queued, with a warning.
+  const auto later =
+      write_file("later.yaml", "name: later\naxes:\n  model: [mlp]\nfixed: {batch_size: 8, runner: jax}\n");
+  const auto queued = torchsweep({"submit", later.string(), "--coordinator", endpoint()});
+  EXPECT_EQ(queued.exit_code, 0) << queued.err;
+  EXPECT_NE(queued.err.find("warning: no runner 'jax' known"), std::string::npos) << queued.err;
+  EXPECT_EQ(jobs_in("queued"), 1);
+}
+
 TEST_F(Sweeps, BadSweepFilesAreRefusedWithTheirPathAndNothingIsQueued) {
   start_coordinator();
   const auto file = write_file("bad.yaml", "name: bad\naxes:\n  batch_size: [8, 16, -1]\nfixed: {model: mlp}\n");

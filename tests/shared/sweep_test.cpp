@@ -5,6 +5,7 @@
 #include <set>
 
 #include "shared/errors.hpp"
+#include "shared/sweep/runnable.hpp"
 
 namespace ts::sweep {
 namespace {
@@ -29,6 +30,32 @@ std::string refusal(const nlohmann::json& spec) {
     return error.field();
   }
   return "<accepted>";
+}
+
+TEST(Runnable, AModelNoRunnerOfItsNameRunsIsRefusedByNameAndUnknownRunnersWarn) {
+  auto spec = minimal();
+  spec["axes"]["model"] = {"mlp", "nosuch"};
+  const auto sweep = expand(spec, "t.yaml");
+  const auto known =
+      runner_models({{{"runners", {"libtorch", "fake"}}, {"models", {{"libtorch", {"mlp", "resnet18"}}}}},
+                     {{"runners", {"libtorch"}}, {"models", {{"libtorch", {"transformer"}}}}}});
+  EXPECT_EQ(known.at("libtorch"), (std::set<std::string>{"mlp", "resnet18", "transformer"}));
+  EXPECT_TRUE(known.at("fake").empty());  // listed nothing: unchecked
+  try {
+    check_runnable(sweep, known, "as reported");
+    FAIL() << "accepted";
+  } catch (const InvalidInput& error) {
+    EXPECT_EQ(error.field(), "model");
+    EXPECT_NE(std::string(error.what()).find("'nosuch'"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("mlp, resnet18, transformer"), std::string::npos) << error.what();
+  }
+  EXPECT_TRUE(check_runnable(expand(minimal(), "t.yaml"), known, "as reported").empty());
+  spec["fixed"]["runner"] = "jax";
+  const auto warnings = check_runnable(expand(spec, "t.yaml"), known, "as reported");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("'jax'"), std::string::npos) << warnings[0];
+  spec["fixed"]["runner"] = "fake";
+  EXPECT_TRUE(check_runnable(expand(spec, "t.yaml"), known, "as reported").empty());
 }
 
 TEST(Sweep, ExpandsTheCartesianProductWithFixedKnobs) {

@@ -141,10 +141,17 @@ def main(argv, name, make_framework):
     parser.add_argument("--job", help="job document (FILE, or - for stdin)")
     parser.add_argument("--out", help="where the result document goes (FILE, or - for stdout)")
     parser.add_argument("--version", action="store_true", help="print the versions and exit")
+    parser.add_argument("--list-models", action="store_true", help="print the models this runner runs and exit")
     try:
         arguments = parser.parse_args(argv)
     except SystemExit as exit_request:
         return EXIT_OK if exit_request.code == 0 else EXIT_INVALID
+    if arguments.list_models:
+        # The worker's layout: a header, then one model a line, its name first.
+        print(f"{'model':<12} description (defaults)")
+        for model, entry in sorted(model_catalogue().items()):
+            print(f"{model:<12} {entry['description']} {json.dumps(entry['defaults'])}")
+        return EXIT_OK
     if arguments.version:
         framework = make_framework()
         print(f"{parser.prog} {build_info.VERSION} ({build_info.COMMIT})")
