@@ -98,8 +98,9 @@ std::vector<std::string> parse_model_list(const std::string& output) {
 std::map<std::string, RunnerProbe> probe_runners(const std::map<std::string, std::string>& runners) {
   std::vector<std::string> commands;
   for (const auto& [name, path] : runners) {
-    commands.push_back(shell_quoted(path) + " --version 2>/dev/null");
-    commands.push_back(shell_quoted(path) + " --list-models 2>/dev/null");
+    // Bounded: a runner that hangs must not keep the agent from starting.
+    commands.push_back("timeout -k 2 30 " + shell_quoted(path) + " --version 2>/dev/null");
+    commands.push_back("timeout -k 2 30 " + shell_quoted(path) + " --list-models 2>/dev/null");
   }
   const auto outputs = outputs_of(commands);
   std::map<std::string, RunnerProbe> probes;

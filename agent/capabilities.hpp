@@ -22,7 +22,8 @@ struct RunnerProbe {
 std::map<std::string, std::string> installed_runners();
 
 // Every runner's `--version` and `--list-models`, all started at once
-// (Python runners take a second or more to import their framework).
+// (Python runners take a second or more to import their framework), each
+// given 30 s.
 std::map<std::string, RunnerProbe> probe_runners(const std::map<std::string, std::string>& runners);
 
 // hostname, cpu_cores (available to this process), memory_bytes, gpus (from

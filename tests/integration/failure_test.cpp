@@ -94,12 +94,13 @@ TEST_F(Failures, SigtermOfAnAgentLeavesNoRankOfATwoRankJobBehind) {
   // Each rank records its pid and sleeps; neither arms a parent-death
   // signal, so only the agent's own shutdown can end them.
   const auto ranks = directory_ / "ranks";
-  const auto rank_runner = write_file("rank_runner.py",
-                                      "#!/usr/bin/env python3\nimport os, sys, time\n"
-                                      "if '--version' in sys.argv:\n    sys.exit(0)\nwith open('" +
-                                          ranks.string() +
-                                          "', 'a') as out:\n    out.write('%d\\n' % os.getpid())\n"
-                                          "time.sleep(600)\n");
+  const auto rank_runner =
+      write_file("rank_runner.py",
+                 "#!/usr/bin/env python3\nimport os, sys, time\n"
+                 "if '--version' in sys.argv or '--list-models' in sys.argv:\n    sys.exit(0)\nwith open('" +
+                     ranks.string() +
+                     "', 'a') as out:\n    out.write('%d\\n' % os.getpid())\n"
+                     "time.sleep(600)\n");
   std::filesystem::permissions(rank_runner, std::filesystem::perms::owner_all);
   start_coordinator();
   auto& agent = start_agent("a1", {"--runner", "libtorch=" + rank_runner.string()});
