@@ -9,8 +9,8 @@ namespace {
 
 // The peak of the devices a job ran on in `dtype`: the CPU's for a CPU job
 // (its ranks share it), the sum over its GPUs for a CUDA job.
-std::optional<double> peak_of(const nlohmann::json& peak_flops, const std::string& device,
-                              const std::vector<int64_t>& gpus, const std::string& dtype) {
+std::optional<double> peak_of(const nlohmann::json& peak_flops, bool cuda, const std::vector<int64_t>& gpus,
+                              const std::string& dtype) {
   if (!peak_flops.is_object()) return std::nullopt;
   const auto figure = [&](const auto& match) -> std::optional<double> {
     for (const auto& entry : peak_flops.at("devices")) {
@@ -18,7 +18,7 @@ std::optional<double> peak_of(const nlohmann::json& peak_flops, const std::strin
     }
     return std::nullopt;
   };
-  if (device == "cpu") return figure([](const nlohmann::json& e) { return e.at("device") == "cpu"; });
+  if (!cuda) return figure([](const nlohmann::json& e) { return e.at("device") == "cpu"; });
   double total = 0;
   for (const auto index : gpus) {
     const auto one = figure([&](const nlohmann::json& e) { return e.value("index", int64_t{-1}) == index; });
@@ -43,8 +43,7 @@ std::optional<nlohmann::json> efficiency_of(const nlohmann::json& result, const 
   }
   const double achieved = flops.per_step / step;
   const std::string dtype = job_fields::get<std::string>(job, "precision") == "fp32" ? "fp32" : "bf16";
-  const auto device = job_fields::get<std::string>(job, "device");
-  const auto peak = peak_of(peak_flops, device.starts_with("cuda") ? "cuda" : "cpu", gpus, dtype);
+  const auto peak = peak_of(peak_flops, job_fields::get<std::string>(job, "device").starts_with("cuda"), gpus, dtype);
   return nlohmann::json{{"convention", "matmul_conv_2flops_per_mac_train_3x_forward"},
                         {"forward_flops_per_sample", flops.forward_per_sample},
                         {"flops_per_step", flops.per_step},

@@ -79,14 +79,14 @@ nlohmann::json probe_peak(const PeakProbeOptions& options) {
   torch::NoGradGuard no_grad;
   const auto threads = default_threads();
   torch::set_num_threads(static_cast<int>(threads));
+  const auto context = capture_context();  // the CPU's model and the GPUs
   nlohmann::json devices = nlohmann::json::array();
   auto cpu = figures([&](torch::ScalarType dtype) { return cpu_rate(dtype, options); });
   cpu["device"] = "cpu";
-  cpu["name"] = capture_context().at("cpu_model");
+  cpu["name"] = context.at("cpu_model");
   cpu["threads"] = threads;
   devices.push_back(std::move(cpu));
-  const auto gpus = gpu_context().at("gpus");
-  for (const auto& gpu : gpus) {
+  for (const auto& gpu : context.at("gpus")) {
     const auto index = gpu.at("index").get<int>();
     const torch::Device device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
     auto entry = figures([&](torch::ScalarType dtype) {

@@ -1,5 +1,6 @@
 #include "agent/worker/models/registry.hpp"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 
@@ -55,10 +56,8 @@ const std::vector<ModelInfo>& models() {
 
 const ModelInfo& find_model(std::string_view name) {
   const auto& spec = models::find(name);  // the error listing the known names
-  for (const auto& info : models()) {
-    if (info.name == spec.name) return info;
-  }
-  throw std::logic_error("model '" + spec.name + "' has no builder");
+  // models() holds one entry for each model of the catalogue.
+  return *std::find_if(models().begin(), models().end(), [&](const ModelInfo& info) { return info.name == spec.name; });
 }
 
 }  // namespace ts::worker

@@ -7,7 +7,7 @@ its synchronisation and its versions (tensorflow_runner.py, jax_runner.py).
 import os
 
 from .contract import Framework, Log, Unsupported
-from .measure import HostClock, RssProbe, measure, prepare
+from .measure import CyclingBatches, HostClock, RssProbe, measure, prepare
 
 
 def pin_threads(threads):
@@ -19,22 +19,52 @@ def pin_threads(threads):
         os.sched_setaffinity(0, cores[:threads])
 
 
+class KerasExperiment(CyclingBatches):
+    """What the backends' experiments share: the job's model, optimizer and
+    loss, the figures of its initial weights, and a step that records the
+    first loss. A backend sets self.batches (on its device) and gives
+    run_step, which runs one step and waits for its output."""
+
+    def __init__(self, framework, job, compiled):
+        import numpy as np
+        self.job, self.compiled = job, compiled
+        self.model, self.sample_shape, self.optimizer, self.loss_of = framework.build(job)
+        self.position = 0
+        self.train = job["task"] == "train"
+        self.parameters = framework.trainable_parameters(self.model)
+        self.initial_parameter_l1 = float(sum(
+            np.abs(framework.keras.ops.convert_to_numpy(v).astype(np.float64)).sum()
+            for v in self.model.trainable_variables))
+        # PyTorch's SGD weight decay, an L2 term the backends add to the gradients.
+        self.decay = job["weight_decay"] if job["optimizer"] == "sgd" else 0.0
+        self.first_loss = None
+
+    def run_step(self, inputs, targets):
+        raise NotImplementedError
+
+    def step(self, batch=None):
+        inputs, targets = batch if batch is not None else self.next_batch()
+        output = self.run_step(inputs, targets)
+        if self.first_loss is None:
+            self.first_loss = self.loss_value(output, targets)
+        return output, targets
+
+    def loss_value(self, output, targets):
+        return float(output if self.train else self.loss_of(targets, output))
+
+
 class KerasFramework(Framework):
-    def __init__(self, backend):
+    def __init__(self, backend, experiment_class):
         os.environ["KERAS_BACKEND"] = backend
         import keras
         self.keras = keras
         from . import keras_models
         self.models = keras_models
+        self.backend, self.experiment_class = backend, experiment_class
         self.log = Log(backend)
+        self.threads = None  # the job's, once it runs
 
     # ---- what a backend adds ----
-    def compiler(self, compiled):
-        raise NotImplementedError
-
-    def experiment(self, job, compiled):
-        raise NotImplementedError
-
     def framework_context(self):
         raise NotImplementedError
 
@@ -42,6 +72,14 @@ class KerasFramework(Framework):
         pin_threads(job["threads"])
 
     # ---- shared ----
+    def compiler(self, compiled):
+        return "xla" if compiled else "none"  # both backends compile the step with XLA
+
+    def experiment(self, job, compiled):
+        if job["device"] != "cpu":
+            raise Unsupported(f"device {job['device']}: the {self.backend} runner times and measures CPUs only so far")
+        return self.experiment_class(self, job, compiled)
+
     def build(self, job):
         """(model, sample shape, optimizer, loss) of the job, weights seeded."""
         keras = self.keras
@@ -82,6 +120,7 @@ class KerasFramework(Framework):
         if job["gpus"] > 1:
             raise Unsupported(f"gpus = {job['gpus']}: this runner runs one process on one device")
         self.set_threads(job)
+        self.threads = job["threads"]
         probe = RssProbe()  # before any model: the process's baseline
         experiment, timing, fallback_reason = prepare(lambda compiled: self.experiment(job, compiled), job, warnings,
                                                       self.log, self.compiler(True))
@@ -97,9 +136,7 @@ class KerasFramework(Framework):
         result["timing"] = timing
         result["loss"] = {"first_step": experiment.first_loss, "epoch_final": epoch_final}
         result["memory"] = memory
-        self.threads = job["threads"]
 
     def context(self):
-        threads = len(os.sched_getaffinity(0))
         return dict(self.framework_context(), torch_version=None, cuda_version=None, gpu_count=0, gpus=[],
-                    intra_op_threads=getattr(self, "threads", threads), interop_threads=1)
+                    intra_op_threads=self.threads or len(os.sched_getaffinity(0)), interop_threads=1)
