@@ -83,6 +83,19 @@ nlohmann::json parse_runner_versions(const std::string& output) {
   return versions;
 }
 
+std::map<std::string, std::vector<std::string>> parse_runner_axes(const std::string& output) {
+  std::istringstream lines(output);
+  std::map<std::string, std::vector<std::string>> axes;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string key;
+    words >> key;
+    if (key != "modes" && key != "precisions") continue;  // the first two lines: program, versions
+    for (std::string value; words >> value;) axes[key].push_back(value);
+  }
+  return axes;
+}
+
 std::vector<std::string> parse_model_list(const std::string& output) {
   std::istringstream lines(output);
   std::string line;
@@ -108,8 +121,10 @@ std::map<std::string, RunnerProbe> probe_runners(const std::map<std::string, std
   for (const auto& [name, path] : runners) {
     const auto& version = *output++;
     const auto& list = *output++;
-    probes[name] = {version.status == 0, parse_runner_versions(version.out),
-                    list.status == 0 ? parse_model_list(list.out) : std::vector<std::string>{}};
+    probes[name] = {
+        version.status == 0, parse_runner_versions(version.out),
+        list.status == 0 ? parse_model_list(list.out) : std::vector<std::string>{},
+        version.status == 0 ? parse_runner_axes(version.out) : std::map<std::string, std::vector<std::string>>{}};
   }
   return probes;
 }
@@ -122,10 +137,12 @@ nlohmann::json detect_capabilities(const std::map<std::string, RunnerProbe>& run
   const int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
   std::vector<std::string> names;
   nlohmann::json frameworks = nlohmann::json::object(), models = nlohmann::json::object();
+  nlohmann::json axes{{"modes", nlohmann::json::object()}, {"precisions", nlohmann::json::object()}};
   for (const auto& [name, probe] : runners) {
     names.push_back(name);
     frameworks[name] = probe.versions;
     if (!probe.models.empty()) models[name] = probe.models;
+    for (const auto& [key, values] : probe.axes) axes[key][name] = values;
   }
   const auto worker = runners.find("libtorch");
   const auto version_of = [&](const char* key) {
@@ -140,6 +157,8 @@ nlohmann::json detect_capabilities(const std::map<std::string, RunnerProbe>& run
       {"runners", names},
       {"frameworks", frameworks},
       {"models", models},
+      {"modes", axes["modes"]},
+      {"precisions", axes["precisions"]},
       {"torch_version", version_of("torch")},
       {"cuda_version", version_of("cuda")}};
 }

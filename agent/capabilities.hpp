@@ -14,6 +14,8 @@ struct RunnerProbe {
   bool answered = false;
   nlohmann::json versions = nlohmann::json::object();  // e.g. {"torch": "2.6.0", "cuda": null}
   std::vector<std::string> models;
+  // What else its --version said it runs: "modes" and "precisions".
+  std::map<std::string, std::vector<std::string>> axes;
 };
 
 // The runners installed beside the running torchsweep binary, by name:
@@ -40,6 +42,10 @@ std::vector<std::string> parse_model_list(const std::string& output);
 // The second line of a runner's `--version` ("torch 2.6.0 cuda none",
 // "jax 0.10.2 jaxlib 0.10.2 keras 3.15.1") as {name: version or null}.
 nlohmann::json parse_runner_versions(const std::string& output);
+
+// The lines of a runner's `--version` after those two that say what it runs
+// ("modes eager graph compiled", "precisions fp32 bf16"), by their first word.
+std::map<std::string, std::vector<std::string>> parse_runner_axes(const std::string& output);
 
 // Parses `nvidia-smi --query-gpu=index,name,memory.total,uuid
 // --format=csv,noheader,nounits` output (memory in MiB).

@@ -107,7 +107,7 @@ void Coordinator::stop() {
 Submission Coordinator::submit(const nlohmann::json& spec, const std::string& origin, const std::string& submitter) {
   const auto sweep = sweep::expand(spec, origin);
   // A model no runner of its name runs is refused now, not at 3 a.m.
-  auto warnings = sweep::check_runnable(sweep, sweep::runner_models(store_.agent_capabilities()),
+  auto warnings = sweep::check_runnable(sweep, sweep::known_runners(store_.agent_capabilities()),
                                         "as the agents that ever registered reported");
   for (const auto& warning : warnings) log::warn("sweep {}: {}", sweep.name, warning);
   batch_.open();

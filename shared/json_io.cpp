@@ -34,7 +34,10 @@ std::string read_text(const std::string& path) {
 nlohmann::json read(const std::string& path) { return parse(read_text(path), path == "-" ? "stdin" : path); }
 
 void write_atomically(const std::string& path, const nlohmann::json& document) {
-  const auto text = document.dump(2) + "\n";
+  write_bytes_atomically(path, document.dump(2) + "\n");
+}
+
+void write_bytes_atomically(const std::string& path, std::string_view text) {
   if (path == "-") {
     std::cout << text << std::flush;
     return;
@@ -44,7 +47,7 @@ void write_atomically(const std::string& path, const nlohmann::json& document) {
   temporary += ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
     out.flush();
     if (!out) throw std::runtime_error("cannot write " + temporary.string() + ": " + std::strerror(errno));
   }

@@ -22,4 +22,7 @@ nlohmann::json parse(std::string_view text, const std::string& origin);
 // so a reader never sees half a document.
 void write_atomically(const std::string& path, const nlohmann::json& document);
 
+// The same for any bytes (a safetensors file, ...).
+void write_bytes_atomically(const std::string& path, std::string_view bytes);
+
 }  // namespace ts::json_io

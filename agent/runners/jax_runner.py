@@ -27,11 +27,9 @@ class JaxExperiment(KerasExperiment):
     optimizer variables) goes in and out of each step, so jax.jit compiles
     the whole step."""
 
-    def __init__(self, framework, job, compiled):
-        super().__init__(framework, job, compiled)
+    def __init__(self, framework, job, mode):
+        super().__init__(framework, job, mode)
         jax = self.jax = framework.jax
-        self.batches = [tuple(jax.device_put(array) for array in batch)
-                        for batch in framework.batches(job, self.sample_shape)]
         trainable = [v.value for v in self.model.trainable_variables]
         non_trainable = [v.value for v in self.model.non_trainable_variables]
         if self.train:
@@ -60,12 +58,19 @@ class JaxExperiment(KerasExperiment):
             return logits, state
 
         step = train_step if self.train else infer_step
-        self.step_function = jax.jit(step, donate_argnums=0) if compiled else step
+        self.step_function = jax.jit(step, donate_argnums=0) if mode == "compiled" else step
 
     def run_step(self, inputs, targets):
         output, self.state = self.step_function(self.state, inputs, targets)
         output.block_until_ready()  # JAX dispatches asynchronously, on a CPU too
         return output
+
+    def evaluate(self, batch):
+        """The eval-mode loss from the current state (the model's own
+        variables still hold the initial one)."""
+        inputs, targets = batch
+        logits, _ = self.model.stateless_call(self.state[0], self.state[1], inputs, training=False)
+        return float(self.loss_of(targets, logits))
 
     def synchronize(self):
         for leaf in self.jax.tree_util.tree_leaves(self.state):
@@ -78,6 +83,9 @@ class Jax(KerasFramework):
         import jax
         import jaxlib
         self.jax, self.jaxlib = jax, jaxlib
+
+    def to_device(self, arrays):
+        return tuple(self.jax.device_put(array) for array in arrays)
 
     def versions(self):
         return {"jax": self.jax.__version__, "jaxlib": self.jaxlib.__version__, "keras": self.keras.__version__}

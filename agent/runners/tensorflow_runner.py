@@ -5,9 +5,9 @@ Honours the worker contract of docs/worker.md through the harness every
 Python runner shares (torchsweep_harness). What is its own: the models of
 schemas/models.json in Keras 3 on the TensorFlow backend
 (torchsweep_harness.keras_models, shared with the JAX runner), a training
-step with tf.GradientTape run eagerly (eager) or as one XLA cluster under
-tf.function(jit_compile=True) (compiled), and reading the loss back as its
-synchronisation. Runs in its own virtual environment (docs/frameworks.md).
+step with tf.GradientTape run eagerly (eager), as a TensorFlow graph under
+tf.function (graph) or as one XLA cluster under tf.function(jit_compile=True)
+(compiled), and reading the loss back as its synchronisation. Runs in its own virtual environment (docs/frameworks.md).
 """
 
 import os
@@ -24,11 +24,9 @@ RUNNER_NAME = "tensorflow"
 
 
 class TensorFlowExperiment(KerasExperiment):
-    def __init__(self, framework, job, compiled):
-        super().__init__(framework, job, compiled)
+    def __init__(self, framework, job, mode):
+        super().__init__(framework, job, mode)
         tf = framework.tf
-        self.batches = [(tf.constant(inputs), tf.constant(targets))
-                        for inputs, targets in framework.batches(job, self.sample_shape)]
         model, optimizer, loss_of, decay = self.model, self.optimizer, self.loss_of, self.decay
 
         def train_step(inputs, targets):
@@ -45,7 +43,8 @@ class TensorFlowExperiment(KerasExperiment):
             return model(inputs, training=False)
 
         step = train_step if self.train else infer_step
-        self.step_function = tf.function(step, jit_compile=True) if compiled else step
+        self.step_function = {"eager": step, "graph": tf.function(step),
+                              "compiled": tf.function(step, jit_compile=True)}[mode]
 
     def run_step(self, inputs, targets):
         output = self.step_function(inputs, targets)
@@ -57,6 +56,9 @@ class TensorFlowExperiment(KerasExperiment):
 
 
 class TensorFlow(KerasFramework):
+    MODES = ("eager", "graph", "compiled")
+    COMPILERS = {"eager": "none", "graph": "tf-graph", "compiled": "xla"}
+
     def __init__(self):
         import tensorflow as tf
         self.tf = tf
@@ -64,6 +66,9 @@ class TensorFlow(KerasFramework):
 
     def versions(self):
         return {"tensorflow": self.tf.__version__, "keras": self.keras.__version__}
+
+    def to_device(self, arrays):
+        return tuple(self.tf.constant(array) for array in arrays)
 
     def set_threads(self, job):
         super().set_threads(job)

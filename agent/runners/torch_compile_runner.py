@@ -18,7 +18,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), os.pardir, "share", "torchsweep",
                                 "python"))
 from torchsweep_harness.contract import Framework, Log, Unsupported, run_main  # noqa: E402
-from torchsweep_harness.measure import (CyclingBatches, HostClock, RssProbe, measure, prepare,  # noqa: E402,F401
+from torchsweep_harness import start_state  # noqa: E402
+from torchsweep_harness.measure import (ExperimentBase, HostClock, RssProbe, measure, prepare,  # noqa: E402,F401
                                         timed_epochs)  # timed_epochs: for the tests of its clocks
 
 RUNNER_NAME = "torch-compile"
@@ -164,7 +165,7 @@ def build_resnet(torch, name, num_classes):
 
 # ---- measurement ----------------------------------------------------------------------------------------
 
-class Experiment(CyclingBatches):
+class Experiment(ExperimentBase):
     def __init__(self, torch, job, compiled):
         self.torch, self.job, self.compiled = torch, job, compiled
         self.device = torch.device(job["device"])
@@ -174,6 +175,12 @@ class Experiment(CyclingBatches):
             raise Unsupported("fp16 (float16 autocast with loss scaling) runs on CUDA only")
         torch.manual_seed(job["seed"])
         self.model, sample_shape = build_model(torch, job)
+        weights = start_state.initial_weights(job)
+        if weights is not None:
+            try:  # strict: every parameter and buffer, nothing left over, shapes checked
+                self.model.load_state_dict({name: torch.from_numpy(array) for name, array in weights.items()})
+            except RuntimeError as error:
+                raise RuntimeError(f"initial_weights: {job['initial_weights']}: {error}") from error
         self.model.to(self.device)
         self.parameters = sum(p.numel() for p in self.model.parameters())
         # As the worker's: the same seed must give the same initial weights.
@@ -183,7 +190,9 @@ class Experiment(CyclingBatches):
         self.batches = [(torch.randn(shape, device=self.device),
                          torch.randint(job["num_classes"], (job["batch_size"],), device=self.device))
                         for _ in range(job["data_batches"])]
-        self.position = 0
+        reference = start_state.reference_batch(job)
+        if reference is not None:
+            self.reference = tuple(torch.from_numpy(array).to(self.device) for array in reference)
         self.train = job["task"] == "train"
         self.model.train(self.train)
         if self.train:
@@ -201,7 +210,6 @@ class Experiment(CyclingBatches):
         if compiled:
             self.forward = torch.compile(self.model, backend=job["backend"], mode=job["compile_mode"],
                                          dynamic=job["dynamic"], fullgraph=job["fullgraph"])
-        self.first_loss = None
 
     def loss_of(self, output, targets):
         return self.torch.nn.functional.cross_entropy(output.float(), targets)
@@ -229,9 +237,17 @@ class Experiment(CyclingBatches):
         else:
             with torch.no_grad(), autocast:
                 output = self.forward(inputs)
-        if self.first_loss is None:
-            self.first_loss = self.loss_value(output, targets)
         return output, targets
+
+    def evaluate(self, batch):
+        """The eval-mode loss of `batch`, through the module as written (an
+        eval-mode call of the compiled one would compile again)."""
+        inputs, targets = batch
+        self.model.eval()
+        with self.torch.no_grad():
+            loss = float(self.loss_of(self.model(inputs), targets))
+        self.model.train(self.train)
+        return loss
 
     def loss_value(self, output, targets):
         with self.torch.no_grad():
@@ -319,13 +335,17 @@ class TorchCompile(Framework):
                 warnings.append(f"interop_threads not applied: {error}")
         if job["gpus"] > 1:
             raise Unsupported(f"gpus = {job['gpus']}: this runner runs one process on one device")
+        if job["mode"] == "graph":
+            raise Unsupported("mode graph is the tensorflow runner's (tf.function without XLA); this runner runs "
+                              "eager and compiled")
         compiled = job["mode"] == "compiled"
         torch._dynamo.reset()
         counters.clear()
         # Before any model: the process's baseline.
         probe = CudaMemoryProbe(torch, job["device"]) if job["device"].startswith("cuda") else RssProbe()
-        experiment, timing, fallback_reason = prepare(lambda compiled: Experiment(torch, job, compiled), job,
-                                                      warnings, log, "torch.compile", reset=torch._dynamo.reset)
+        experiment, timing, losses, fallback_reason = prepare(
+            lambda mode: Experiment(torch, job, mode == "compiled"), job, warnings, log, "torch.compile",
+            reset=torch._dynamo.reset)
         graph_breaks = sum(counters["graph_break"].values())
         break_reasons = sorted(counters["graph_break"].keys())
         graphs = counters["stats"].get("unique_graphs", 0)
@@ -342,7 +362,7 @@ class TorchCompile(Framework):
             "capture_seconds": None, "precision": job["precision"],
             "autocast_dtype": {"bf16": "bfloat16", "fp16": "float16"}.get(job["precision"]),
             "device": str(experiment.device), "model_parameters": experiment.parameters,
-            "initial_parameter_l1": experiment.initial_parameter_l1,
+            "initial_parameter_l1": experiment.initial_parameter_l1, **start_state.execution_fields(job),
             "compile": {"backend": job["backend"], "compile_mode": job["compile_mode"], "dynamic": job["dynamic"],
                         "fullgraph": job["fullgraph"], "graph_breaks": graph_breaks, "graphs": graphs,
                         "break_reasons": break_reasons} if compiled else None}
@@ -353,7 +373,7 @@ class TorchCompile(Framework):
                                                    "final_scale": experiment.scaler.get_scale(),
                                                    "skipped_steps": experiment.skipped_steps}
         result["timing"] = timing
-        result["loss"] = {"first_step": experiment.first_loss, "epoch_final": epoch_final}
+        result["loss"] = dict(losses, epoch_final=epoch_final)
         result["memory"] = memory
 
     def context(self):

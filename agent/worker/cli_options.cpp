@@ -84,6 +84,10 @@ WorkerCommand parse_command_line(int argc, char** argv) {
   app.add_flag("--version", show_version, "print the torchsweep version and commit");
   app.add_flag("--probe-peak", probe_peak,
                "measure this node's peak matmul FLOP/s (fp32, bf16; CPU and each GPU) and write it to --out");
+  app.add_option("--write-initial-weights", command.initial_weights_out,
+                 "write the job's initial weights (safetensors, PyTorch names and layouts) to FILE and exit");
+  app.add_option("--write-reference-batch", command.reference_batch_out,
+                 "write the job's reference batch (safetensors: inputs, targets) to FILE and exit");
   std::vector<std::optional<std::string>> values(std::size(job_flags));
   for (std::size_t i = 0; i < std::size(job_flags); ++i) {
     app.add_option(job_flags[i].flag, values[i], job_flags[i].help)->group("Job fields (one-off runs)");
@@ -99,6 +103,7 @@ WorkerCommand parse_command_line(int argc, char** argv) {
   if (list_models) command.action = WorkerCommand::Action::list_models;
   if (show_version) command.action = WorkerCommand::Action::show_version;
   if (probe_peak) command.action = WorkerCommand::Action::probe_peak;
+  if (command.initial_weights_out || command.reference_batch_out) command.action = WorkerCommand::Action::write_start;
   command.job = job_path ? json_io::read(*job_path) : nlohmann::json{{"schema_version", 1}};
   if (!command.job.is_object()) throw InvalidInput("", "the job document must be a JSON object");
   for (std::size_t i = 0; i < std::size(job_flags); ++i) {

@@ -8,7 +8,9 @@
 namespace ts::worker {
 
 struct WorkerCommand {
-  enum class Action { run, list_models, show_version, probe_peak } action = Action::run;
+  enum class Action { run, list_models, show_version, probe_peak, write_start } action = Action::run;
+  // write_start: the job's initial weights and/or reference batch (safetensors).
+  std::optional<std::string> initial_weights_out, reference_batch_out;
   nlohmann::json job;  // the job document to validate and run
   std::string out = "-";
   std::string log_level = "info";

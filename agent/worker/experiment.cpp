@@ -3,6 +3,7 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -14,6 +15,7 @@
 #include "agent/worker/fusion_observer.hpp"
 #include "agent/worker/memory_probe.hpp"
 #include "agent/worker/models/registry.hpp"
+#include "agent/worker/start_state.hpp"
 #include "agent/worker/synthetic_data.hpp"
 #include "shared/errors.hpp"
 #include "shared/log.hpp"
@@ -50,6 +52,7 @@ Experiment::Experiment(const Job& job, torch::Device device, PrecisionPlan plan,
       clock_(make_step_clock(device, job.iters)) {
   torch::manual_seed(static_cast<uint64_t>(job.seed));
   model_ = find_model(job.model).build(job.model_config);
+  if (job.initial_weights) load_initial_weights(*model_.module, *job.initial_weights);
   model_.module->to(device);
   model_.module->train(job.task == Task::train);
   if (parallel) {
@@ -63,6 +66,10 @@ Experiment::Experiment(const Job& job, torch::Device device, PrecisionPlan plan,
   const int rank = parallel ? parallel->world.rank() : 0;
   data_ = std::make_unique<SyntheticData>(job.batch_size, model_.sample_shape, model_.num_classes, job.data_batches,
                                           rank_data_seed(job.seed, rank), device);
+  if (job.reference_batch) {
+    reference_ =
+        read_reference_batch(*job.reference_batch, job.batch_size, model_.sample_shape, model_.num_classes, device);
+  }
   if (job.task == Task::train) {
     optimizer_ = make_optimizer(job, model_.module->parameters());
     if (parallel) {
@@ -84,18 +91,22 @@ Experiment::~Experiment() = default;
 void Experiment::warm_up(TimingReport& timing, std::optional<FusionReport>& fusion) {
   timing.warmup_iterations = job_.warmup;
   // Compilation never falls in the timed epochs: with warmup 0 the first
-  // iteration still runs untimed (reported as first_iteration_seconds).
-  const int64_t iterations = std::max<int64_t>(1, job_.warmup);
+  // iteration still runs untimed (reported as first_iteration_seconds). A
+  // reference batch takes the first two iterations of a training job.
+  const int64_t reference_steps = reference_ ? (job_.task == Task::train ? 2 : 1) : 0;
+  const int64_t iterations = std::max({int64_t{1}, job_.warmup, reference_steps});
   timing.warmup_seconds = synchronized_seconds(device_, [&] {
     for (int64_t i = 0; i < iterations; ++i) {
       const bool observe = mode_ == Mode::compiled && i == iterations - 1;
       std::optional<FusionObserver> observer;
       if (observe) observer.emplace();
+      const Batch& batch = i < reference_steps ? *reference_ : data_->next();
       if (i == 0) {
-        timing.first_iteration_seconds = synchronized_seconds(device_, [&] { step(data_->next()); });
+        timing.first_iteration_seconds = synchronized_seconds(device_, [&] { step(batch); });
       } else {
-        step(data_->next());
+        step(batch);
       }
+      if (i + 1 == reference_steps && job_.task == Task::train) reference_eval_ = evaluate(*reference_);
       if (observe) fusion = observer->report();
     }
   });
@@ -140,7 +151,19 @@ void Experiment::run_timed_epochs(TimingReport& timing, LossReport& loss, Memory
     for (auto& epoch : timing.step_seconds) epoch = parallel_->world.all_reduce_max(std::move(epoch));
   }
   timing.clock = clock_->name();
-  loss.first_step = first_loss_;
+  if (!early_losses_.empty()) loss.first_step = early_losses_[0];
+  if (early_losses_.size() > 1) loss.second_step = early_losses_[1];
+  loss.reference_eval = reference_eval_;
+}
+
+// The eval-mode loss of `batch` through the module as written: in compiled
+// mode the captured graph holds training-mode BatchNorm.
+std::optional<double> Experiment::evaluate(const Batch& batch) {
+  torch::NoGradGuard no_grad;
+  model_.module->eval();
+  const auto logits = model_.forward(batch.inputs);
+  model_.module->train(true);
+  return torch::nn::functional::cross_entropy(logits.to(torch::kFloat), batch.targets).item<double>();
 }
 
 int64_t Experiment::parameters() const { return count_parameters(*model_.module); }
@@ -150,7 +173,7 @@ std::optional<LossScalingReport> Experiment::loss_scaling() const {
 }
 
 // One training or inference step. Returns the loss (train) or the logits
-// (infer); the loss of the very first step is remembered.
+// (infer); the losses of the first two steps are remembered.
 torch::Tensor Experiment::step(const Batch& batch) {
   torch::Tensor output;
   if (job_.task == Task::train) {
@@ -170,7 +193,7 @@ torch::Tensor Experiment::step(const Batch& batch) {
     torch::NoGradGuard no_grad;
     output = path_->forward(batch.inputs);
   }
-  if (!first_loss_) first_loss_ = loss_value(output, batch);
+  if (early_losses_.size() < 2) early_losses_.push_back(loss_value(output, batch).value_or(NAN));
   return output;
 }
 
@@ -286,6 +309,11 @@ Result run_experiment(const Job& job, const MpiWorld* world, const CaptureFuncti
   }
   try {
     configure_threads(job);
+    if (job.mode == Mode::graph) {
+      throw Unsupported(
+          "mode graph is the tensorflow runner's (tf.function without XLA); this runner runs eager and "
+          "compiled");
+    }
     const int ranks = world ? world->size() : 1;
     if (job.gpus != ranks) {
       throw Unsupported("gpus = " + std::to_string(job.gpus) + " but " + std::to_string(ranks) +
@@ -347,6 +375,8 @@ Result run_experiment(const Job& job, const MpiWorld* world, const CaptureFuncti
     execution.loss_scaling = experiment->loss_scaling();
     execution.model_parameters = experiment->parameters();
     execution.initial_parameter_l1 = experiment->initial_parameter_l1();
+    execution.initial_weights = job.initial_weights;
+    execution.reference_batch = job.reference_batch;
     result.execution = execution;
     result.timing = std::move(timing);
     result.loss = std::move(loss);

@@ -56,6 +56,7 @@ class Experiment {
  private:
   torch::Tensor step(const Batch& batch);
   std::optional<double> loss_value(const torch::Tensor& output, const Batch& batch) const;
+  std::optional<double> evaluate(const Batch& batch);
 
   const Job& job_;
   torch::Device device_;
@@ -72,7 +73,9 @@ class Experiment {
   std::optional<double> capture_seconds_;
   double initial_parameter_l1_ = 0;
   std::vector<std::vector<double>> own_step_seconds_;
-  std::optional<double> first_loss_;
+  std::optional<Batch> reference_;    // the job's reference batch, if it names one
+  std::vector<double> early_losses_;  // of the first two steps
+  std::optional<double> reference_eval_;
   std::optional<ReducerStatistics> timed_reduction_;
 };
 

@@ -44,6 +44,10 @@ Job parse_job(const nlohmann::json& given) {
   if (document.contains("sweep")) job.sweep = document.at("sweep").get<std::string>();
   if (given.contains("dataset_size")) job.dataset_size = given.at("dataset_size").get<int64_t>();
   if (document.contains("timeout_s")) job.timeout_s = document.at("timeout_s").get<double>();
+  for (auto [field, into] :
+       {std::pair{"initial_weights", &job.initial_weights}, {"reference_batch", &job.reference_batch}}) {
+    if (document.contains(field)) *into = document.at(field).get<std::string>();
+  }
   job.model = document.at("model").get<std::string>();
   job.batch_size = document.at("batch_size").get<int64_t>();
   read_optional(document, "attempt", job.attempt);
@@ -124,6 +128,8 @@ nlohmann::json to_json(const Job& job) {
   if (job.dataset_size) out["dataset_size"] = *job.dataset_size;
   if (job.timeout_s) out["timeout_s"] = *job.timeout_s;
   if (!job.labels.empty()) out["labels"] = job.labels;
+  if (job.initial_weights) out["initial_weights"] = *job.initial_weights;
+  if (job.reference_batch) out["reference_batch"] = *job.reference_batch;
   for (const auto& knob : model_knobs()) {
     if (std::find(job.model_knobs.begin(), job.model_knobs.end(), knob.name) != job.model_knobs.end()) {
       out[knob.name] = job.model_config.*knob.field;

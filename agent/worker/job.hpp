@@ -12,12 +12,13 @@
 namespace ts::worker {
 
 enum class Task { train, infer };
-enum class Mode { eager, compiled };
+// graph is the TensorFlow runner's tf.function mode: valid in a job, unsupported here.
+enum class Mode { eager, compiled, graph };
 enum class Precision { fp32, bf16, fp16 };
 enum class Fallback { none, eager };
 
 NLOHMANN_JSON_SERIALIZE_ENUM(Task, {{Task::train, "train"}, {Task::infer, "infer"}})
-NLOHMANN_JSON_SERIALIZE_ENUM(Mode, {{Mode::eager, "eager"}, {Mode::compiled, "compiled"}})
+NLOHMANN_JSON_SERIALIZE_ENUM(Mode, {{Mode::eager, "eager"}, {Mode::compiled, "compiled"}, {Mode::graph, "graph"}})
 NLOHMANN_JSON_SERIALIZE_ENUM(Precision,
                              {{Precision::fp32, "fp32"}, {Precision::bf16, "bf16"}, {Precision::fp16, "fp16"}})
 NLOHMANN_JSON_SERIALIZE_ENUM(Fallback, {{Fallback::none, "none"}, {Fallback::eager, "eager"}})
@@ -56,6 +57,8 @@ struct Job {
   std::vector<std::string> hosts;  // multi-node jobs: mpirun --host entries (read by the agent)
   std::optional<double> timeout_s;
   std::map<std::string, std::string> labels;
+  // The shared starting point (docs/frameworks.md): safetensors files on this node.
+  std::optional<std::string> initial_weights, reference_batch;
   // Knobs given that the model does not read; reported as result warnings.
   std::vector<std::string> ignored_knobs;
   // torch.compile knobs (backend, compile_mode, ...), which only the

@@ -13,6 +13,7 @@
 #include "agent/worker/job.hpp"
 #include "agent/worker/models/registry.hpp"
 #include "agent/worker/peak_probe.hpp"
+#include "agent/worker/start_state.hpp"
 #include "shared/die_with_parent.hpp"
 #include "shared/errors.hpp"
 #include "shared/json_io.hpp"
@@ -81,11 +82,19 @@ int main(int argc, char** argv) {
         const auto cuda = ts::worker::gpu_context().at("cuda_version");
         std::cout << "torch " << ts::worker::compat::torch_version() << " cuda "
                   << (cuda.is_string() ? cuda.get<std::string>() : std::string("none")) << "\n";
+        // What it runs (fp16 on CUDA only; graph is the tensorflow runner's).
+        std::cout << "modes eager compiled\nprecisions fp32 bf16 fp16\n";
         return ts::exit_code::ok;
       }
       case ts::worker::WorkerCommand::Action::probe_peak:
         ts::json_io::write_atomically(command.out, ts::worker::probe_peak());
         return ts::exit_code::ok;
+      case ts::worker::WorkerCommand::Action::write_start: {
+        const auto job = ts::worker::parse_job(command.job);
+        if (command.initial_weights_out) ts::worker::write_initial_weights(job, *command.initial_weights_out);
+        if (command.reference_batch_out) ts::worker::write_reference_batch(job, *command.reference_batch_out);
+        return ts::exit_code::ok;
+      }
       case ts::worker::WorkerCommand::Action::run:
         return run(command);
     }

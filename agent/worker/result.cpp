@@ -47,7 +47,9 @@ nlohmann::json to_json(const ExecutionReport& e) {
                      {"autocast_dtype", optional_json(e.autocast_dtype)},
                      {"device", e.device},
                      {"model_parameters", e.model_parameters},
-                     {"initial_parameter_l1", e.initial_parameter_l1}};
+                     {"initial_parameter_l1", e.initial_parameter_l1},
+                     {"initial_weights", optional_json(e.initial_weights)},
+                     {"reference_batch", optional_json(e.reference_batch)}};
   out["fusion"] = e.fusion ? nlohmann::json{{"fused_kernels", e.fusion->fused_kernels},
                                             {"fused_launches_per_step", e.fusion->fused_launches_per_step},
                                             {"kernel_names", e.fusion->kernel_names}}
@@ -160,7 +162,10 @@ nlohmann::json to_json(const Result& r) {
   if (r.loss) {
     nlohmann::json finals = nlohmann::json::array();
     for (const auto& value : r.loss->epoch_final) finals.push_back(finite_or_null(value));
-    out["loss"] = {{"first_step", finite_or_null(r.loss->first_step)}, {"epoch_final", finals}};
+    out["loss"] = {{"first_step", finite_or_null(r.loss->first_step)},
+                   {"second_step", finite_or_null(r.loss->second_step)},
+                   {"reference_eval", finite_or_null(r.loss->reference_eval)},
+                   {"epoch_final", finals}};
   }
   return out;
 }

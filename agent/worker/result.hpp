@@ -66,6 +66,7 @@ struct ExecutionReport {
   std::string device;
   int64_t model_parameters = 0;
   double initial_parameter_l1 = 0;
+  std::optional<std::string> initial_weights, reference_batch;  // the files loaded, if any
   std::optional<DistributedReport> distributed;
 };
 
@@ -115,6 +116,8 @@ struct MemoryReport {
 
 struct LossReport {
   std::optional<double> first_step;
+  std::optional<double> second_step;     // after one update
+  std::optional<double> reference_eval;  // eval mode on the reference batch after its two steps
   std::vector<std::optional<double>> epoch_final;
 };
 

@@ -5,34 +5,43 @@
 
 namespace ts::sweep {
 
-RunnerModels runner_models(const std::vector<nlohmann::json>& capabilities) {
-  RunnerModels known;
+const std::map<std::string, std::string>& checked_fields() {
+  static const std::map<std::string, std::string> fields{
+      {"model", "models"}, {"mode", "modes"}, {"precision", "precisions"}};
+  return fields;
+}
+
+KnownRunners known_runners(const std::vector<nlohmann::json>& capabilities) {
+  KnownRunners known;
   for (const auto& agent : capabilities) {
     for (const auto& runner : agent.value("runners", std::vector<std::string>{})) known[runner];
-    const auto listed = agent.value("models", nlohmann::json::object());
-    for (const auto& [runner, models] : listed.items()) {
-      for (const auto& model : models) known[runner].insert(model.get<std::string>());
+    for (const auto& [field, key] : checked_fields()) {
+      const auto listed = agent.value(key, nlohmann::json::object());
+      for (const auto& [runner, values] : listed.items()) {
+        for (const auto& value : values) known[runner][field].insert(value.get<std::string>());
+      }
     }
   }
   return known;
 }
 
-std::vector<std::string> check_runnable(const Sweep& sweep, const RunnerModels& known, const std::string& source) {
+std::vector<std::string> check_runnable(const Sweep& sweep, const KnownRunners& known, const std::string& source) {
   std::set<std::string> unknown_runners;
   for (const auto& job : sweep.jobs) {
     const auto runner = job_fields::get<std::string>(job.document, "runner");
-    const auto model = job.document.at("model").get<std::string>();
     const auto found = known.find(runner);
     if (found == known.end()) {
       unknown_runners.insert(runner);
       continue;
     }
-    const auto& models = found->second;
-    if (models.empty() || models.contains(model)) continue;
-    std::string runs;
-    for (const auto& name : models) runs += (runs.empty() ? "" : ", ") + name;
-    throw InvalidInput(
-        "model", "no runner '" + runner + "' can run model '" + model + "' (it runs " + runs + ", " + source + ")");
+    for (const auto& [field, values] : found->second) {
+      const auto value = job_fields::get<std::string>(job.document, field);
+      if (values.empty() || values.contains(value)) continue;
+      std::string runs;
+      for (const auto& name : values) runs += (runs.empty() ? "" : ", ") + name;
+      throw InvalidInput(field, "no runner '" + runner + "' can run " + field + " '" + value + "' (it runs " + runs +
+                                    ", " + source + ")");
+    }
   }
   std::vector<std::string> warnings;
   for (const auto& runner : unknown_runners) {

@@ -1,8 +1,8 @@
 #pragma once
 // Typos caught before a night is spent: whether each job of a sweep names a
-// model some runner of its name can run, as the runners said (their
-// --list-models, reported in the agents' capabilities, or asked locally by
-// `submit --dry-run`).
+// model, mode and precision some runner of its name runs, as the runners
+// said (their --list-models and --version, reported in the agents'
+// capabilities, or asked locally by `submit --dry-run`).
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -13,17 +13,23 @@
 
 namespace ts::sweep {
 
-// Runner name -> the models it runs; a runner listed with no models said
-// nothing (its --list-models did not answer) and is not checked.
-using RunnerModels = std::map<std::string, std::set<std::string>>;
+// What runners of one name said they run, by job field: "model", "mode",
+// "precision". A field a runner said nothing of is not checked.
+using RunnerSupport = std::map<std::string, std::set<std::string>>;
+// Runner name -> its support; a runner listed with nothing said is unchecked.
+using KnownRunners = std::map<std::string, RunnerSupport>;
 
-// The runners and models in agents' capabilities ("runners", "models").
-RunnerModels runner_models(const std::vector<nlohmann::json>& capabilities);
+// The capability key of each checked job field ("models" for "model", ...).
+const std::map<std::string, std::string>& checked_fields();
 
-// Throws ts::InvalidInput("model", ...) naming the model, the runner and
-// what it runs for the first job no runner of its name can run; returns one
+// The runners and what they run in agents' capabilities ("runners",
+// "models", "modes", "precisions"), merged over the agents.
+KnownRunners known_runners(const std::vector<nlohmann::json>& capabilities);
+
+// Throws ts::InvalidInput(FIELD, ...) naming the value, the runner and what
+// it runs for the first job no runner of its name can run; returns one
 // warning per runner the sweep names that `known` lacks.
 // `source` says where `known` came from, e.g. "as its agents reported".
-std::vector<std::string> check_runnable(const Sweep& sweep, const RunnerModels& known, const std::string& source);
+std::vector<std::string> check_runnable(const Sweep& sweep, const KnownRunners& known, const std::string& source);
 
 }  // namespace ts::sweep

@@ -32,6 +32,15 @@ TEST(Capabilities, EachRunnersVersionLineBecomesItsFrameworks) {
   EXPECT_TRUE(parse_runner_versions("").empty());
 }
 
+TEST(Capabilities, TheModesAndPrecisionsARunnerSaysItRunsAreKeptByName) {
+  const auto axes = parse_runner_axes(
+      "torchsweep-tensorflow 0.1.0 (abc)\ntensorflow 2.21.0 keras 3.15.1\nmodes eager graph compiled\n"
+      "precisions fp32 bf16\n");
+  EXPECT_EQ(axes.at("modes"), (std::vector<std::string>{"eager", "graph", "compiled"}));
+  EXPECT_EQ(axes.at("precisions"), (std::vector<std::string>{"fp32", "bf16"}));
+  EXPECT_TRUE(parse_runner_axes("torchsweep-old 0.1.0 (abc)\ntorch 2.6.0 cuda none\n").empty());
+}
+
 TEST(Capabilities, RunnersAreProbedTogetherAndOneWhoseFrameworkDoesNotImportSaysSo) {
   testing::TempDirectory directory("ts_capabilities");
   const auto write = [&](const std::string& name, const std::string& body) {
@@ -40,14 +49,16 @@ TEST(Capabilities, RunnersAreProbedTogetherAndOneWhoseFrameworkDoesNotImportSays
     std::filesystem::permissions(path, std::filesystem::perms::owner_all);
     return path.string();
   };
-  const auto probes =
-      probe_runners({{"good", write("good", "sleep 1; printf 'torchsweep-good 1 (x)\\nnumpy 2.5 jax 0.10\\n'\n")},
-                     {"broken", write("broken", "sleep 1; echo 'ModuleNotFoundError: tensorflow' >&2; exit 1\n")}});
+  const auto probes = probe_runners(
+      {{"good", write("good", "sleep 1; printf 'torchsweep-good 1 (x)\\nnumpy 2.5 jax 0.10\\nmodes eager\\n'\n")},
+       {"broken", write("broken", "sleep 1; echo 'ModuleNotFoundError: tensorflow' >&2; exit 1\n")}});
   EXPECT_TRUE(probes.at("good").answered);
   EXPECT_EQ(probes.at("good").versions.at("jax"), "0.10");
   EXPECT_FALSE(probes.at("broken").answered);
   const auto capabilities = detect_capabilities(probes);
   EXPECT_EQ(capabilities.at("frameworks").at("good").at("numpy"), "2.5");
+  EXPECT_EQ(capabilities.at("modes").at("good"), nlohmann::json::array({"eager"}));
+  EXPECT_FALSE(capabilities.at("modes").contains("broken"));
   EXPECT_TRUE(capabilities.at("torch_version").is_null());
 }
 

@@ -66,6 +66,18 @@ class FrameworkRunners(unittest.TestCase):
             lines = subprocess.run([path, "--version"], capture_output=True, text=True, check=True).stdout.splitlines()
             self.assertTrue(lines[0].startswith(f"torchsweep-{name} "), lines)
             self.assertIn("keras", lines[1].split()[::2])
+            # What it runs, checked at submit: graph is TensorFlow's alone; fp16 needs the GPU paths not built yet.
+            modes = ["eager", "graph", "compiled"] if name == "tensorflow" else ["eager", "compiled"]
+            self.assertEqual(lines[2:], ["modes " + " ".join(modes), "precisions fp32 bf16"])
+
+    def test_a_mode_the_runner_does_not_run_is_unsupported(self):
+        for name, path in ARGS.runners.items():
+            if name == "tensorflow":
+                continue
+            code, result, stderr, _ = run(path, dict(TINY_MLP, mode="graph"))
+            self.assertEqual(code, 3, stderr)
+            self.assertEqual(result["status"], "unsupported")
+            self.assertIn("mode graph", result["error"])
 
     def test_both_modes_run_the_contract_and_agree_on_the_first_step(self):
         for name, path in ARGS.runners.items():

@@ -37,9 +37,9 @@ TEST(Runnable, AModelNoRunnerOfItsNameRunsIsRefusedByNameAndUnknownRunnersWarn) 
   spec["axes"]["model"] = {"mlp", "nosuch"};
   const auto sweep = expand(spec, "t.yaml");
   const auto known =
-      runner_models({{{"runners", {"libtorch", "fake"}}, {"models", {{"libtorch", {"mlp", "resnet18"}}}}},
+      known_runners({{{"runners", {"libtorch", "fake"}}, {"models", {{"libtorch", {"mlp", "resnet18"}}}}},
                      {{"runners", {"libtorch"}}, {"models", {{"libtorch", {"transformer"}}}}}});
-  EXPECT_EQ(known.at("libtorch"), (std::set<std::string>{"mlp", "resnet18", "transformer"}));
+  EXPECT_EQ(known.at("libtorch").at("model"), (std::set<std::string>{"mlp", "resnet18", "transformer"}));
   EXPECT_TRUE(known.at("fake").empty());  // listed nothing: unchecked
   try {
     check_runnable(sweep, known, "as reported");
@@ -56,6 +56,38 @@ TEST(Runnable, AModelNoRunnerOfItsNameRunsIsRefusedByNameAndUnknownRunnersWarn) 
   EXPECT_NE(warnings[0].find("'jax'"), std::string::npos) << warnings[0];
   spec["fixed"]["runner"] = "fake";
   EXPECT_TRUE(check_runnable(expand(spec, "t.yaml"), known, "as reported").empty());
+}
+
+TEST(Runnable, AModeOrPrecisionNoRunnerOfItsNameRunsIsRefusedNamingTheField) {
+  const auto known =
+      known_runners({{{"runners", {"libtorch", "tensorflow"}},
+                      {"modes", {{"libtorch", {"eager", "compiled"}}, {"tensorflow", {"eager", "graph", "compiled"}}}},
+                      {"precisions", {{"tensorflow", {"fp32", "bf16"}}}}}});
+  auto spec = minimal();
+  spec["axes"]["mode"] = {"eager", "graph"};
+  auto refused_field = [&](const nlohmann::json& sweep_spec) {
+    try {
+      check_runnable(expand(sweep_spec, "t.yaml"), known, "as reported");
+      return std::string("<accepted>");
+    } catch (const InvalidInput& error) {
+      EXPECT_NE(std::string(error.what()).find("'libtorch'"), std::string::npos) << error.what();
+      return error.field();
+    }
+  };
+  EXPECT_EQ(refused_field(spec), "mode");  // graph is the tensorflow runner's
+  spec["fixed"]["runner"] = "tensorflow";
+  EXPECT_EQ(check_runnable(expand(spec, "t.yaml"), known, "as reported").size(), 0u);
+  spec["fixed"]["precision"] = "fp16";
+  try {
+    check_runnable(expand(spec, "t.yaml"), known, "as reported");
+    FAIL() << "fp16 accepted for tensorflow";
+  } catch (const InvalidInput& error) {
+    EXPECT_EQ(error.field(), "precision");
+    EXPECT_NE(std::string(error.what()).find("bf16, fp32"), std::string::npos) << error.what();
+  }
+  spec["fixed"]["runner"] = "libtorch";  // said nothing of precisions: unchecked
+  spec["axes"]["mode"] = {"compiled"};
+  EXPECT_EQ(refused_field(spec), "<accepted>");
 }
 
 TEST(Sweep, ExpandsTheCartesianProductWithFixedKnobs) {

@@ -118,6 +118,8 @@ def report_progress(epoch, epochs, seconds):
 
 class Framework:
     """What a runner adds to the harness."""
+    MODES = ("eager", "compiled")  # the job modes it runs
+    PRECISIONS = ("fp32", "bf16", "fp16")  # the job precisions it runs (fp16: on CUDA)
 
     def versions(self):
         """{"torch": "2.6.0", "cuda": None}: the --version line, framework first."""
@@ -156,6 +158,9 @@ def main(argv, name, make_framework):
         framework = make_framework()
         print(f"{parser.prog} {build_info.VERSION} ({build_info.COMMIT})")
         print(" ".join(f"{name} {version or 'none'}" for name, version in framework.versions().items()))
+        # What it runs: read by agents for their capabilities, checked at submit.
+        print("modes " + " ".join(framework.MODES))
+        print("precisions " + " ".join(framework.PRECISIONS))
         return EXIT_OK
     log = Log(parser.prog)
     if not arguments.job or not arguments.out:

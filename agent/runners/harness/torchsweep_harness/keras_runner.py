@@ -6,8 +6,9 @@ its synchronisation and its versions (tensorflow_runner.py, jax_runner.py).
 """
 import os
 
+from . import start_state
 from .contract import Framework, Log, Unsupported
-from .measure import CyclingBatches, HostClock, RssProbe, measure, prepare
+from .measure import ExperimentBase, HostClock, RssProbe, measure, prepare
 
 
 def pin_threads(threads):
@@ -19,17 +20,19 @@ def pin_threads(threads):
         os.sched_setaffinity(0, cores[:threads])
 
 
-class KerasExperiment(CyclingBatches):
-    """What the backends' experiments share: the job's model, optimizer and
-    loss, the figures of its initial weights, and a step that records the
-    first loss. A backend sets self.batches (on its device) and gives
-    run_step, which runs one step and waits for its output."""
+class KerasExperiment(ExperimentBase):
+    """What the backends' experiments share: the job's model (from the
+    initial-weights file when the job names one), optimizer and loss, the
+    figures of its initial weights, and its batches on the device. A backend
+    gives run_step, which runs one step and waits for its output."""
 
-    def __init__(self, framework, job, compiled):
+    def __init__(self, framework, job, mode):
         import numpy as np
-        self.job, self.compiled = job, compiled
+        self.job, self.mode = job, mode
         self.model, self.sample_shape, self.optimizer, self.loss_of = framework.build(job)
-        self.position = 0
+        weights = start_state.initial_weights(job)
+        if weights is not None:
+            framework.models.load_torch_state(self.model, weights, f"initial_weights: {job['initial_weights']}")
         self.train = job["task"] == "train"
         self.parameters = framework.trainable_parameters(self.model)
         self.initial_parameter_l1 = float(sum(
@@ -37,20 +40,27 @@ class KerasExperiment(CyclingBatches):
             for v in self.model.trainable_variables))
         # PyTorch's SGD weight decay, an L2 term the backends add to the gradients.
         self.decay = job["weight_decay"] if job["optimizer"] == "sgd" else 0.0
-        self.first_loss = None
+        self.batches = [framework.to_device(batch) for batch in framework.batches(job, self.sample_shape)]
+        reference = start_state.reference_batch(job)
+        if reference is not None:
+            inputs, targets = reference
+            if len(inputs.shape) == 4:
+                inputs = np.ascontiguousarray(inputs.transpose(0, 2, 3, 1))  # PyTorch's NCHW to Keras's NHWC
+            self.reference = framework.to_device((inputs, targets.astype(np.int32)))
 
     def run_step(self, inputs, targets):
         raise NotImplementedError
 
-    def step(self, batch=None):
-        inputs, targets = batch if batch is not None else self.next_batch()
-        output = self.run_step(inputs, targets)
-        if self.first_loss is None:
-            self.first_loss = self.loss_value(output, targets)
-        return output, targets
+    def step(self, batch):
+        inputs, targets = batch
+        return self.run_step(inputs, targets), targets
 
     def loss_value(self, output, targets):
         return float(output if self.train else self.loss_of(targets, output))
+
+    def evaluate(self, batch):
+        inputs, targets = batch
+        return float(self.loss_of(targets, self.model(inputs, training=False)))
 
 
 class KerasFramework(Framework):
@@ -65,26 +75,33 @@ class KerasFramework(Framework):
         self.threads = None  # the job's, once it runs
 
     # ---- what a backend adds ----
+    PRECISIONS = ("fp32", "bf16")  # fp16 with loss scaling needs a GPU, which these runners do not run yet
+    COMPILERS = {"eager": "none", "compiled": "xla"}  # the result's compiler of each
+
     def framework_context(self):
+        raise NotImplementedError
+
+    def to_device(self, arrays):
+        """numpy arrays as the backend's tensors on its device."""
         raise NotImplementedError
 
     def set_threads(self, job):
         pin_threads(job["threads"])
 
     # ---- shared ----
-    def compiler(self, compiled):
-        return "xla" if compiled else "none"  # both backends compile the step with XLA
-
-    def experiment(self, job, compiled):
+    def experiment(self, job, mode):
         if job["device"] != "cpu":
             raise Unsupported(f"device {job['device']}: the {self.backend} runner times and measures CPUs only so far")
-        return self.experiment_class(self, job, compiled)
+        if mode not in self.MODES:
+            raise Unsupported(f"mode {mode}: the {self.backend} runner runs " + ", ".join(self.MODES))
+        return self.experiment_class(self, job, mode)
 
     def build(self, job):
         """(model, sample shape, optimizer, loss) of the job, weights seeded."""
         keras = self.keras
         if job["precision"] == "fp16":
-            raise Unsupported("fp16 (float16 with loss scaling) runs on CUDA only")
+            raise Unsupported(f"fp16 is unsupported on this device ({job['device']}): float16 with loss scaling "
+                              "runs on CUDA only, which this runner does not run yet")
         keras.config.set_dtype_policy("mixed_bfloat16" if job["precision"] == "bf16" else "float32")
         keras.utils.set_random_seed(job["seed"])
         model, sample_shape = self.models.build(job)
@@ -122,19 +139,18 @@ class KerasFramework(Framework):
         self.set_threads(job)
         self.threads = job["threads"]
         probe = RssProbe()  # before any model: the process's baseline
-        experiment, timing, fallback_reason = prepare(lambda compiled: self.experiment(job, compiled), job, warnings,
-                                                      self.log, self.compiler(True))
+        experiment, timing, losses, fallback_reason = prepare(
+            lambda mode: self.experiment(job, mode), job, warnings, self.log, self.COMPILERS.get(job["mode"], job["mode"]))
         epoch_final, memory = measure(experiment, HostClock(), probe, job, timing, warnings)
-        ran_compiled = experiment.compiled
         result["execution"] = {
-            "task": job["task"], "mode": "compiled" if ran_compiled else "eager",
-            "compiler": self.compiler(ran_compiled), "fallback_reason": fallback_reason, "capture_seconds": None,
+            "task": job["task"], "mode": experiment.mode,
+            "compiler": self.COMPILERS[experiment.mode], "fallback_reason": fallback_reason, "capture_seconds": None,
             "precision": job["precision"], "autocast_dtype": "bfloat16" if job["precision"] == "bf16" else None,
             "device": job["device"], "model_parameters": experiment.parameters,
-            "initial_parameter_l1": experiment.initial_parameter_l1,
+            "initial_parameter_l1": experiment.initial_parameter_l1, **start_state.execution_fields(job),
             "data_layout": "NHWC" if job["model"].startswith("resnet") else None}
         result["timing"] = timing
-        result["loss"] = {"first_step": experiment.first_loss, "epoch_final": epoch_final}
+        result["loss"] = dict(losses, epoch_final=epoch_final)
         result["memory"] = memory
 
     def context(self):

@@ -27,17 +27,37 @@ def timed(synchronize, work):
 
 
 def warm_up(experiment, warmup):
-    """(first iteration, all warm-up) seconds. Compilation happens in the
-    first step, never in the timed epochs: with warmup 0 that one step still
-    runs, untimed by the epochs, as the worker's."""
-    first, _ = timed(experiment.synchronize, experiment.step)
-    rest, _ = timed(experiment.synchronize, lambda: [experiment.step() for _ in range(warmup - 1)])
-    return first, first + rest
+    """(first iteration seconds, all warm-up seconds, the early losses).
+    Compilation happens in the first step, never in the timed epochs: with
+    warmup 0 that one step still runs, untimed by the epochs, as the worker's.
+    A reference batch takes the first two steps of a training job (one of an
+    inference job), then an eval-mode loss of it is taken: the figures that
+    compare runners from the same starting point (docs/frameworks.md)."""
+    reference = experiment.reference
+    reference_steps = 0 if reference is None else 2 if experiment.train else 1
+    losses = {"first_step": None, "second_step": None, "reference_eval": None}
+
+    def one(index):
+        output, targets = experiment.step(reference if index < reference_steps else experiment.next_batch())
+        if index < 2:
+            losses["first_step" if index == 0 else "second_step"] = experiment.loss_value(output, targets)
+        if index + 1 == reference_steps and experiment.train:
+            losses["reference_eval"] = experiment.evaluate(reference)
+
+    iterations = max(1, warmup, reference_steps)
+    first, _ = timed(experiment.synchronize, lambda: one(0))
+    rest, _ = timed(experiment.synchronize, lambda: [one(index) for index in range(1, iterations)])
+    return first, first + rest, losses
 
 
-class CyclingBatches:
-    """The experiments' batches, made before the timed region, handed out
-    in turn: set self.batches and self.position = 0."""
+class ExperimentBase:
+    """What the harness needs of a framework's experiment: set self.batches
+    (made before the timed region, handed out in turn), self.reference (the
+    job's reference batch on the device, or None) and self.train; give
+    step(batch) -> (output, targets), loss_value(output, targets),
+    evaluate(batch) (the eval-mode loss) and synchronize()."""
+    position = 0
+    reference = None
 
     def next_batch(self):
         batch = self.batches[self.position]
@@ -46,31 +66,32 @@ class CyclingBatches:
 
 
 def prepare(make_experiment, job, warnings, log, compiler, reset=lambda: None):
-    """The experiment, built and warmed up, with the warm-up's timing and the
-    reason it fell back to eager (None if it did not): a compiled experiment
+    """The experiment of the job's mode (make_experiment(mode)), built and
+    warmed up, with the warm-up's timing, its early losses and the reason it
+    fell back to eager (None if it did not): a compiled (or graph) experiment
     that fails to build or to run its first steps is rebuilt eager when the
-    job's fallback allows, and says so."""
-    compiled = job["mode"] == "compiled"
+    job's fallback allows, and says so. `compiler` names what failed."""
+    mode = job["mode"]
     timing = {"warmup_iterations": job["warmup"]}
     fallback_reason = None
     try:
-        experiment = make_experiment(compiled)
-        timing["first_iteration_seconds"], timing["warmup_seconds"] = warm_up(experiment, job["warmup"])
+        experiment = make_experiment(mode)
+        timing["first_iteration_seconds"], timing["warmup_seconds"], losses = warm_up(experiment, job["warmup"])
     except Unsupported:
         raise
     except Exception as error:  # noqa: BLE001 - any compile failure is the job's outcome
-        if not compiled or job["fallback"] != "eager":
+        if mode == "eager" or job["fallback"] != "eager":
             raise
         fallback_reason = f"{compiler} failed: {type(error).__name__}: {str(error).splitlines()[0]}"
         log("WARN", f"{fallback_reason}; falling back to eager as the job allows")
-        warnings.append(f"compiled mode fell back to eager: {fallback_reason}")
+        warnings.append(f"{mode} mode fell back to eager: {fallback_reason}")
         reset()
-        experiment = make_experiment(False)
-        timing["first_iteration_seconds"], timing["warmup_seconds"] = warm_up(experiment, job["warmup"])
+        experiment = make_experiment("eager")
+        timing["first_iteration_seconds"], timing["warmup_seconds"], losses = warm_up(experiment, job["warmup"])
     if job["warmup"] == 0:
         warnings.append("warmup is 0: only the first iteration (compilation) ran before the timed epochs; "
                         "allocator growth and tuning may still fall in them")
-    return experiment, timing, fallback_reason
+    return experiment, timing, losses, fallback_reason
 
 
 def measure(experiment, clock, probe, job, timing, warnings):
