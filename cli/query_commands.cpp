@@ -2,6 +2,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/key_value.hpp"
+#include "cli/terminal_width.hpp"
 #include "coordinator/store/migrations.hpp"
 #include "coordinator/store/query.hpp"
 #include "shared/errors.hpp"
@@ -78,7 +79,7 @@ Command add_query_command(CLI::App& app) {
     const auto format = store::parse_format(settings->format, "--format");
     auto database = store::open_read_only(settings->db);
     if (settings->adaptive) {
-      std::cout << store::render(store::adaptive_stops(database, settings->filter()), format);
+      std::cout << store::render(store::adaptive_stops(database, settings->filter()), format, terminal_width());
       return 0;
     }
     store::QueryOptions options;
@@ -90,7 +91,7 @@ Command add_query_command(CLI::App& app) {
     options.memory_metric = settings->memory_metric;
     options.regression_alpha = settings->alpha;
     options.regression_threshold = settings->threshold;
-    std::cout << store::render(store::query(database, options), format);
+    std::cout << store::render(store::query(database, options), format, terminal_width());
     return 0;
   };
 }
@@ -102,7 +103,7 @@ Command add_export_command(CLI::App& app) {
   return [settings] {
     const auto format = store::parse_format(settings->format, "--format");
     auto database = store::open_read_only(settings->db);
-    std::cout << store::render(store::export_results(database, settings->filter()), format);
+    std::cout << store::render(store::export_results(database, settings->filter()), format, terminal_width());
     return 0;
   };
 }

@@ -14,6 +14,7 @@
 #include "cli/commands.hpp"
 #include "cli/key_value.hpp"
 #include "cli/shutdown.hpp"
+#include "cli/terminal_width.hpp"
 #include "coordinator/coordinator.hpp"
 #include "coordinator/store/query.hpp"
 #include "shared/errors.hpp"
@@ -85,6 +86,7 @@ class ProgressReport {
   bool complete() const { return finished_ >= total_; }
   std::size_t failed() const { return failed_; }
   std::size_t cancelled() const { return cancelled_; }
+  std::size_t finished() const { return finished_; }
   void close() {
     if (tty_) std::fprintf(stderr, "\n");
   }
@@ -100,8 +102,10 @@ class ProgressReport {
         finished_ > 0
             ? duration_text(elapsed / static_cast<double>(finished_) * static_cast<double>(total_ - finished_))
             : std::string("?");
-    auto text = std::format("[{}/{}] {} failed, elapsed {}, ETA {}", finished_, total_, failed_, duration_text(elapsed),
-                            complete() ? "0s" : eta);
+    // Cancelled jobs are counted apart: after Ctrl-C "[12/12] 0 failed" read as a clean run.
+    auto text = std::format("[{}/{}] {} failed{}, elapsed {}, ETA {}", finished_, total_, failed_,
+                            cancelled_ > 0 ? std::format(", {} cancelled", cancelled_) : std::string(),
+                            duration_text(elapsed), complete() ? "0s" : eta);
     if (!complete() && !current_.empty()) {
       text += std::format(" | {}", current_.substr(current_.find('/') + 1));
       if (epoch_.second > 0) text += std::format(" epoch {}/{}", epoch_.first, epoch_.second);
@@ -125,7 +129,7 @@ void print_results(store::Store& store, const std::string& sweep_id, const std::
   auto plain = store::query(store.database(), options);
   options.metrics.clear();
   std::cout << "\nPer-configuration medians (sweep " << sweep_id << "):\n"
-            << store::render(plain, store::Format::table);
+            << store::render(plain, store::Format::table, terminal_width());
   options.compare = "mode";
   const auto compared = store::query(store.database(), options);
   const bool any_pair = std::any_of(compared.rows.begin(), compared.rows.end(), [&](const auto& row) {
@@ -134,7 +138,7 @@ void print_results(store::Store& store, const std::string& sweep_id, const std::
   });
   if (any_pair) {
     std::cout << "\nCompiled vs eager (speedup = eager time / compiled time, 95% bootstrap interval):\n"
-              << store::render(compared, store::Format::table);
+              << store::render(compared, store::Format::table, terminal_width());
   }
   std::cout << "\nStored in " << db << "; ask again with: torchsweep query --db " << db << " --sweep " << sweep_id
             << " --compare mode\n";
@@ -215,7 +219,9 @@ Command add_run_command(CLI::App& app) {
     if (submission.jobs == 0) finish();
     io.run();
     if (interrupted) {
-      std::fprintf(stderr, "interrupted: sweep %s cancelled\n", submission.sweep_id.c_str());
+      std::fprintf(stderr, "interrupted: sweep %s cancelled; %zu of %zu jobs had finished (%zu failed)\n",
+                   submission.sweep_id.c_str(), progress.finished() - progress.cancelled(), submission.jobs,
+                   progress.failed());
       return exit_code::run_failed;
     }
     print_results(store, submission.sweep_id, settings->db);

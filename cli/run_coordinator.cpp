@@ -21,6 +21,7 @@ Command add_coordinator_command(CLI::App& app) {
     double reattach_grace_s = seconds_of(coordinator::RegistryOptions{}.reattach_grace);
     double deadline_margin_s = seconds_of(coordinator::RegistryOptions{}.deadline_margin);
     std::string token_file, tls_cert, tls_key;
+    std::string metrics_listen, metrics_port_file;
   };
   auto settings = std::make_shared<Settings>();
   command->add_option("--listen", settings->listen, "HOST:PORT to listen on (PORT 0: any free port)")
@@ -39,6 +40,11 @@ Command add_coordinator_command(CLI::App& app) {
   auto* key = command->add_option("--tls-key", settings->tls_key, "the PEM private key of --tls-cert");
   cert->needs(key);
   key->needs(cert);
+  command->add_option("--metrics-listen", settings->metrics_listen,
+                      "serve Prometheus metrics at http://HOST:PORT/metrics (PORT 0: any free port); plain HTTP "
+                      "without authentication: bind an address only the monitoring network reaches");
+  command->add_option("--metrics-port-file", settings->metrics_port_file,
+                      "write the port /metrics is served on to this file once listening");
   command
       ->add_option("--reattach-grace-s", settings->reattach_grace_s,
                    "how long a running job waits for its lost agent to come back before it is queued again")
@@ -58,6 +64,9 @@ Command add_coordinator_command(CLI::App& app) {
     if (!settings->tls_cert.empty()) {
       options.tls = wire::server_tls_context(settings->tls_cert, settings->tls_key, "--tls-cert");
     }
+    if (!settings->metrics_listen.empty()) {
+      options.metrics_listen = wire::parse_endpoint(settings->metrics_listen, "--metrics-listen");
+    }
     options.jobs.reattach_grace = milliseconds_from_seconds(settings->reattach_grace_s);
     options.jobs.deadline_margin = milliseconds_from_seconds(settings->deadline_margin_s);
     // Past a file-size limit the store's writes fail (and the coordinator
@@ -66,11 +75,14 @@ Command add_coordinator_command(CLI::App& app) {
     store::Store store(settings->db);
     coordinator::Coordinator server(io, options, store);
     server.start();
-    if (!settings->port_file.empty()) {
-      const auto temporary = settings->port_file + ".tmp";
-      std::ofstream(temporary) << server.port() << "\n";
-      std::rename(temporary.c_str(), settings->port_file.c_str());
-    }
+    auto write_port = [](const std::string& file, std::uint16_t port) {
+      if (file.empty()) return;
+      const auto temporary = file + ".tmp";
+      std::ofstream(temporary) << port << "\n";
+      std::rename(temporary.c_str(), file.c_str());
+    };
+    write_port(settings->metrics_port_file, server.metrics_port());
+    write_port(settings->port_file, server.port());
     const auto signals = stop_on_signals(io, [&] { server.stop(); });
     io.run();
     return exit_code::ok;

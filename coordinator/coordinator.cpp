@@ -1,5 +1,6 @@
 #include "coordinator/coordinator.hpp"
 
+#include <filesystem>
 #include <format>
 #include <random>
 
@@ -57,6 +58,10 @@ Coordinator::Coordinator(asio::io_context& io, CoordinatorOptions options, store
   acceptor_.set_option(asio::socket_base::reuse_address(true));
   acceptor_.bind(endpoint);
   acceptor_.listen();
+  if (options_.metrics_listen) {
+    metrics_ = std::make_unique<Metrics>(*options_.metrics_listen);
+    registry_.on_event([metrics = metrics_.get()](const JobEvent& event) { metrics->job_event(event); });
+  }
   if (options_.resume_unfinished) registry_.resume_unfinished();
 }
 
@@ -73,6 +78,8 @@ std::uint16_t Coordinator::port() const { return acceptor_.local_endpoint().port
 
 void Coordinator::start() {
   log::info("listening on {}:{}", options_.listen.host, port());
+  if (metrics_)
+    log::info("serving Prometheus metrics on http://{}:{}/metrics", options_.metrics_listen->host, metrics_port());
   asio::co_spawn(io_, accept_loop(), rethrow_from_run("the coordinator's accept loop"));
   asio::co_spawn(io_, housekeeping(), rethrow_from_run("the coordinator's housekeeping"));
 }
@@ -87,7 +94,28 @@ asio::awaitable<void> Coordinator::housekeeping() {
     // Agents read with a deadline of 3 intervals: silence means a partition.
     for (const auto& [name, session] : agents_) session.connection->send(wire::make_message("heartbeat", {}));
     registry_.expire(Clock::now());
+    if (metrics_) refresh_metrics();
   }
+}
+
+void Coordinator::refresh_metrics() {
+  const auto now = Clock::now();
+  std::vector<AgentSample> agents;
+  for (const auto& [name, session] : agents_) {
+    agents.push_back({name, session.labels, std::chrono::duration<double>(now - session.last_heard).count()});
+  }
+  metrics_->refresh_agents(agents);
+  std::map<std::string, std::map<std::string, int64_t>> jobs;
+  constexpr int64_t finished_shown = 10;  // as status shows them
+  for (const auto& summary : store_.sweeps("", finished_shown)) jobs[summary.sweep_id] = summary.jobs;
+  metrics_->refresh_jobs(jobs);
+  int64_t bytes = 0;
+  for (const auto* suffix : {"", "-wal"}) {
+    std::error_code missing;
+    const auto size = std::filesystem::file_size(store_.path() + suffix, missing);
+    if (!missing) bytes += static_cast<int64_t>(size);
+  }
+  metrics_->refresh_store_bytes(bytes);
 }
 
 void Coordinator::send_to_agent(const std::string& agent, const nlohmann::json& message) {
@@ -154,7 +182,9 @@ void Coordinator::handle_agent_message(const std::string& agent, const std::stri
     registry_.progress(agent, message);
   } else if (type == "job_result" || type == "job_failed") {
     // The agent forgets its spooled copy on this ack: only once it is stored.
-    batch_.after_commit([connection = agents_.at(agent).connection, ack = registry_.outcome(agent, type, message)] {
+    batch_.after_commit([connection = agents_.at(agent).connection, ack = registry_.outcome(agent, type, message),
+                         metrics = metrics_.get(), arrived = Clock::now()] {
+      if (metrics) metrics->result_ingested(Clock::now() - arrived);
       connection->send(ack);
     });
   } else {
@@ -263,7 +293,7 @@ asio::awaitable<void> Coordinator::serve_agent(std::shared_ptr<wire::Connection>
   }
   const auto capabilities = hello.value("capabilities", nlohmann::json::object());
   const auto labels = hello.value("labels", nlohmann::json::object());
-  agents_[name] = AgentSession{connection, capabilities, labels, Clock::now()};
+  agents_[name] = AgentSession{connection, capabilities, labels, Clock::now(), Clock::now()};
   batch_.open();
   store_.record_agent(name, capabilities, labels);
   log::info("agent {} connected from {}", name, connection->peer());
@@ -271,6 +301,7 @@ asio::awaitable<void> Coordinator::serve_agent(std::shared_ptr<wire::Connection>
   try {
     while (!connection->stopped()) {
       const auto message = co_await wire::receive_within(*connection, 3 * options_.heartbeat_interval);
+      if (const auto session = agents_.find(name); session != agents_.end()) session->second.last_heard = Clock::now();
       handle_agent_message(name, wire::validate_message(message), message);
     }
   } catch (const store::SqliteError&) {

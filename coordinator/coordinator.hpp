@@ -14,6 +14,7 @@
 #include <string>
 
 #include "coordinator/job_registry.hpp"
+#include "coordinator/metrics.hpp"
 #include "coordinator/store/store.hpp"
 #include "coordinator/write_batch.hpp"
 #include "shared/wire/connection.hpp"
@@ -39,6 +40,8 @@ struct CoordinatorOptions {
   // TLS on every connection when set (docs/security.md); peers that do not
   // complete a TLS handshake within handshake_timeout are dropped.
   std::shared_ptr<wire::ssl::context> tls;
+  // Prometheus's /metrics on this address when set (docs/operations.md).
+  std::optional<wire::Endpoint> metrics_listen;
 };
 
 struct Submission {
@@ -58,6 +61,8 @@ class Coordinator {
   Coordinator(asio::io_context& io, CoordinatorOptions options, store::Store& store);
   ~Coordinator();
   std::uint16_t port() const;
+  // The port /metrics is served on; 0 without --metrics-listen.
+  std::uint16_t metrics_port() const { return metrics_ ? metrics_->port() : 0; }
   void start();
   // Stops accepting and closes every session; idempotent.
   void stop();
@@ -74,7 +79,7 @@ class Coordinator {
   struct AgentSession {
     std::shared_ptr<wire::Connection> connection;
     nlohmann::json capabilities, labels;
-    std::chrono::steady_clock::time_point connected_at;
+    std::chrono::steady_clock::time_point connected_at, last_heard;
   };
 
   asio::awaitable<void> accept_loop();
@@ -87,8 +92,10 @@ class Coordinator {
   nlohmann::json answer_client(const std::string& type, const nlohmann::json& request);
   // The id of a sweep given by id or name; throws ts::InvalidInput naming it.
   std::string sweep_id_of(const std::string& id_or_name);
-  // Every heartbeat interval: a heartbeat to each agent, and the registry's deadlines.
+  // Every heartbeat interval: a heartbeat to each agent, the registry's
+  // deadlines, and the metrics' gauges.
   asio::awaitable<void> housekeeping();
+  void refresh_metrics();
   void handle_agent_message(const std::string& agent, const std::string& type, const nlohmann::json& message);
   void send_to_agent(const std::string& agent, const nlohmann::json& message);
 
@@ -100,6 +107,7 @@ class Coordinator {
   JobRegistry registry_;
   asio::ip::tcp::acceptor acceptor_;
   std::set<std::shared_ptr<wire::Connection>> connections_;
+  std::unique_ptr<Metrics> metrics_;
   bool stopped_ = false;
 };
 

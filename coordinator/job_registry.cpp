@@ -214,6 +214,7 @@ void JobRegistry::attempt_failed(const std::string& job_id, const std::string& r
     store_.job_requeued(job_id, reason, job.attempt);
     scheduler_.requeue(job_id);
     job.phase = Phase::queued;
+    job.queued_at = Clock::now();
     notify(JobEvent::Kind::requeued, job_id, job, reason);
     return;
   }
@@ -227,7 +228,10 @@ void JobRegistry::cancel_on_agent(const std::string& agent, const std::string& j
 }
 
 void JobRegistry::notify(JobEvent::Kind kind, const std::string& job_id, const Job& job, const std::string& detail) {
-  if (observer_) observer_({kind, job.sweep_id, job_id, job.agent, detail, job.attempt, 0, 0});
+  JobEvent event{kind, job.sweep_id, job_id, job.agent, detail, job.attempt, 0, 0};
+  if (kind == JobEvent::Kind::started)
+    event.queued_seconds = std::chrono::duration<double>(Clock::now() - job.queued_at).count();
+  for (const auto& observer : observers_) observer(event);
 }
 
 // ---- agents ----------------------------------------------------------------
@@ -300,9 +304,16 @@ void JobRegistry::heartbeat(const std::string& agent, const nlohmann::json& runn
 
 void JobRegistry::progress(const std::string& agent, const nlohmann::json& message) {
   const auto job_id = message.at("job_id").get<std::string>();
-  if (const auto* job = current(agent, job_id, message.at("attempt").get<int64_t>()); job && observer_) {
-    observer_({JobEvent::Kind::progress, job->sweep_id, job_id, agent, "", job->attempt,
-               message.at("epoch").get<int64_t>(), message.at("epochs").get<int64_t>()});
+  if (const auto* job = current(agent, job_id, message.at("attempt").get<int64_t>())) {
+    const JobEvent event{JobEvent::Kind::progress,
+                         job->sweep_id,
+                         job_id,
+                         agent,
+                         "",
+                         job->attempt,
+                         message.at("epoch").get<int64_t>(),
+                         message.at("epochs").get<int64_t>()};
+    for (const auto& observer : observers_) observer(event);
   }
 }
 
@@ -317,6 +328,7 @@ void JobRegistry::refused(const std::string& agent, const nlohmann::json& messag
   store_.job_requeued(job_id, reason, job->attempt);
   scheduler_.requeue(job_id, /*refund_attempt=*/true);
   job->phase = Phase::queued;
+  job->queued_at = Clock::now();
   notify(JobEvent::Kind::requeued, job_id, *job, reason);
   // Whatever made it refuse shows in its next heartbeat; nothing new until then.
   scheduler_.block(agent, true);

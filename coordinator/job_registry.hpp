@@ -34,6 +34,7 @@ struct JobEvent {
   Kind kind = Kind::started;
   std::string sweep_id, job_id, agent, detail;
   int64_t attempt = 0, epoch = 0, epochs = 0;
+  double queued_seconds = 0;  // started: how long the job waited in the queue
 };
 
 // How a sweep's jobs are placed (from its spec).
@@ -63,7 +64,8 @@ class JobRegistry {
   using Send = std::function<void(const std::string& agent, const nlohmann::json& message)>;
 
   JobRegistry(store::Store& store, WriteBatch& batch, RegistryOptions options, Send send);
-  void on_event(std::function<void(const JobEvent&)> observer) { observer_ = std::move(observer); }
+  // Adds an observer of job events (`torchsweep run`, the metrics).
+  void on_event(std::function<void(const JobEvent&)> observer) { observers_.push_back(std::move(observer)); }
 
   // Queues the unfinished jobs of the store's active sweeps; running ones
   // wait for their agent (reattach_grace) first.
@@ -99,6 +101,7 @@ class JobRegistry {
     std::chrono::milliseconds timeout{0};
     bool node_exclusive = true;
     Phase phase = Phase::queued;
+    Clock::time_point queued_at = Clock::now();  // since when it waits in the queue
     std::string agent;
     // running/cancelling: the attempt's deadline; away: the end of the grace.
     Clock::time_point until;
@@ -129,7 +132,7 @@ class JobRegistry {
   Scheduler scheduler_;
   std::map<std::string, Job> jobs_;
   std::map<std::string, SweepSettings> sweeps_;  // of the tracked jobs' sweeps
-  std::function<void(const JobEvent&)> observer_;
+  std::vector<std::function<void(const JobEvent&)>> observers_;
 };
 
 }  // namespace ts::coordinator

@@ -7,6 +7,7 @@
 #include <format>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -680,7 +681,7 @@ std::string csv_field(const nlohmann::json& value) {
 
 }  // namespace
 
-std::string render(const Table& table, Format format) {
+std::string render(const Table& table, Format format, std::size_t width) {
   std::string out;
   if (format == Format::json) {
     auto rows = nlohmann::json::array();
@@ -753,17 +754,59 @@ std::string render(const Table& table, Format format) {
   for (const auto& row : cells) {
     for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
   }
-  if (!caption.empty()) out += "(all rows: " + caption + ")\n";
-  for (std::size_t r = 0; r < cells.size(); ++r) {
-    std::string line;
-    for (std::size_t i = 0; i < shown.size(); ++i) {
-      // Text left-aligned, figures right-aligned.
-      const bool number = r > 0 && table.rows[r - 1][shown[i]].is_number();
-      const auto pad = std::string(widths[i] - cells[r][i].size(), ' ');
-      line += (i ? "  " : "") + (number ? pad + cells[r][i] : cells[r][i] + pad);
+  if (!caption.empty()) {
+    // Broken between its items where it would pass `width`.
+    std::string line = "(all rows: ";
+    for (std::size_t at = 0, next = 0; at < caption.size(); at = next) {
+      next = std::min(caption.find(", ", at + 1) == std::string::npos ? caption.size() : caption.find(", ", at + 1),
+                      caption.size());
+      auto item = caption.substr(at, next - at);
+      if (width > 0 && line.size() + item.size() + 1 > width && line.size() > 11) {
+        out += line + (item.starts_with(", ") ? ",\n" : "\n");
+        line = " " + (item.starts_with(", ") ? item.substr(1) : item);
+      } else {
+        line += item;
+      }
     }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
+    out += line + ")\n";
+  }
+  // The leading columns of text name a row (the axes); the rest are
+  // packed into blocks that fit `width`, each block behind those names.
+  std::size_t names = 0;
+  while (names < shown.size() && std::none_of(table.rows.begin(), table.rows.end(),
+                                              [&](const auto& row) { return row[shown[names]].is_number(); })) {
+    ++names;
+  }
+  if (names == shown.size()) names = 0;
+  std::size_t names_width = 0;
+  for (std::size_t i = 0; i < names; ++i) names_width += widths[i] + 2;
+  std::vector<std::vector<std::size_t>> blocks(1);
+  std::size_t block_width = names_width;
+  for (std::size_t i = names; i < shown.size(); ++i) {
+    if (width > 0 && blocks.back().size() > 0 && block_width + widths[i] > width) {
+      blocks.emplace_back();
+      block_width = names_width;
+    }
+    blocks.back().push_back(i);
+    block_width += widths[i] + 2;
+  }
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    if (b > 0) out += "\n";
+    std::vector<std::size_t> columns(names);
+    std::iota(columns.begin(), columns.end(), std::size_t{0});
+    columns.insert(columns.end(), blocks[b].begin(), blocks[b].end());
+    for (std::size_t r = 0; r < cells.size(); ++r) {
+      std::string line;
+      for (std::size_t k = 0; k < columns.size(); ++k) {
+        const auto i = columns[k];
+        // Text left-aligned, figures right-aligned.
+        const bool number = r > 0 && table.rows[r - 1][shown[i]].is_number();
+        const auto pad = std::string(widths[i] - cells[r][i].size(), ' ');
+        line += (k ? "  " : "") + (number ? pad + cells[r][i] : cells[r][i] + pad);
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out += line + "\n";
+    }
   }
   if (table.rows.empty()) out += "(no results match)\n";
   return out;

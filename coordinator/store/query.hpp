@@ -64,6 +64,9 @@ Table export_results(Database& database, const ResultFilter& filter);
 
 enum class Format { table, csv, json };
 Format parse_format(const std::string& text, const std::string& field);
-std::string render(const Table& table, Format format);
+// `width` (table format only; 0: no limit) is the terminal's: a table wider
+// than it is printed in blocks of columns, each repeating the leading text
+// columns that name the row, so no line wraps.
+std::string render(const Table& table, Format format, std::size_t width = 0);
 
 }  // namespace ts::store

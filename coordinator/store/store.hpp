@@ -60,6 +60,7 @@ class Store {
  public:
   // Opens or creates the store at `path` and migrates it (":memory:" works).
   explicit Store(const std::string& path);
+  const std::string& path() const { return path_; }
 
   // A sweep and all its jobs, in one transaction.
   void add_sweep(const SweepRecord& sweep, const std::vector<JobRecord>& jobs);

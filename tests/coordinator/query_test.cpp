@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "coordinator/store/store.hpp"
 #include "shared/errors.hpp"
 #include "shared/timestamp.hpp"
@@ -456,6 +458,36 @@ TEST(QueryRender, CsvQuotesAndTableAlignsAndFactorsOutConstants) {
   EXPECT_NE(text.find("speedup [95% CI]"), std::string::npos) << text;
   EXPECT_NE(text.find("2 [1.5, 2.5]"), std::string::npos) << text;
   EXPECT_THROW(parse_format("xml", "--format"), InvalidInput);
+}
+
+TEST(QueryRender, AWideTableFitsTheTerminalInBlocksThatRepeatTheRowNames) {
+  Table table{{"model", "mode", "device_name", "runner"},
+              {{"resnet18", "eager", "AMD EPYC 7B13 64-Core Processor", "libtorch"},
+               {"mlp", "compiled", "AMD EPYC 7B13 64-Core Processor", "libtorch"}}};
+  for (int knob = 0; knob < 6; ++knob) {
+    table.columns.push_back("constant_knob_" + std::to_string(knob));
+    for (auto& row : table.rows) row.push_back("value_" + std::to_string(knob));
+  }
+  for (int metric = 0; metric < 12; ++metric) {
+    table.columns.push_back("metric_number_" + std::to_string(metric));
+    for (auto& row : table.rows) row.push_back(1234.5678 + metric);
+  }
+  const auto unlimited = render(table, Format::table);
+  ASSERT_GT(unlimited.find('\n'), 80u);  // one header line wider than the terminal
+  const auto fitted = render(table, Format::table, 80);
+  std::size_t blocks = 0;
+  std::istringstream lines(fitted);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_LE(line.size(), 80u) << line;
+    if (line.starts_with("model")) ++blocks;
+  }
+  EXPECT_GT(blocks, 1u) << fitted;
+  EXPECT_NE(fitted.find("constant_knob_5=value_5)"), std::string::npos) << fitted;  // the caption, broken
+  for (const auto& column : table.columns) EXPECT_NE(fitted.find(column), std::string::npos) << column;
+  // Every block names each row: "compiled" once per block.
+  std::size_t named = 0;
+  for (auto at = fitted.find("compiled"); at != std::string::npos; at = fitted.find("compiled", at + 1)) ++named;
+  EXPECT_EQ(named, blocks);
 }
 
 TEST(StoreJobs, StatesMoveAndASweepClosesWhenItsLastJobEnds) {
