@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <string>
 
-#include "coordinator/store/store.hpp"
+#include "store/store.hpp"
 #include "shared/schema.hpp"
 #include "tests/support/synthetic_result.hpp"
 

@@ -6,10 +6,10 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
-#include "coordinator/store/sqlite.hpp"
 #include "shared/errors.hpp"
 #include "shared/log.hpp"
 #include "shared/version.hpp"
+#include "store/sqlite.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"torchsweep " + std::string(ts::version::number()) + ": distributed benchmark orchestrator for PyTorch"};

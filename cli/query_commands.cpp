@@ -3,9 +3,9 @@
 #include "cli/commands.hpp"
 #include "cli/key_value.hpp"
 #include "cli/terminal_width.hpp"
-#include "coordinator/store/migrations.hpp"
-#include "coordinator/store/query.hpp"
+#include "readers/query.hpp"
 #include "shared/errors.hpp"
+#include "store/migrations.hpp"
 
 namespace ts::cli {
 namespace {
@@ -16,8 +16,8 @@ struct FilterSettings {
   std::string since, until, format = "table";
   bool include_failed = false;
 
-  store::ResultFilter filter() const {
-    store::ResultFilter filter{sweeps, tags, since, until, {}, include_failed};
+  readers::ResultFilter filter() const {
+    readers::ResultFilter filter{sweeps, tags, since, until, {}, include_failed};
     for (const auto& condition : where) filter.where.push_back(split_key_value(condition, "--where"));
     return filter;
   }
@@ -44,8 +44,8 @@ Command add_query_command(CLI::App& app) {
       "query", "per-configuration medians from the store, with speedups (--compare) or regressions (--baseline)");
   struct Settings : FilterSettings {
     std::vector<std::string> group_by, metrics;
-    std::string compare, baseline, memory_metric = store::QueryOptions{}.memory_metric;
-    double alpha = store::QueryOptions{}.regression_alpha, threshold = store::QueryOptions{}.regression_threshold;
+    std::string compare, baseline, memory_metric = readers::QueryOptions{}.memory_metric;
+    double alpha = readers::QueryOptions{}.regression_alpha, threshold = readers::QueryOptions{}.regression_threshold;
     bool adaptive = false;
   };
   auto settings = std::make_shared<Settings>();
@@ -53,7 +53,7 @@ Command add_query_command(CLI::App& app) {
   command->add_option("--group-by", settings->group_by, "axes to group by (repeatable or comma-separated)")
       ->delimiter(',');
   std::string metric_names;
-  for (const auto& name : store::query_metrics()) metric_names += (metric_names.empty() ? "" : ", ") + name;
+  for (const auto& name : readers::query_metrics()) metric_names += (metric_names.empty() ? "" : ", ") + name;
   command->add_option("--metric", settings->metrics, metric_names + " (repeatable)")->delimiter(',');
   command->add_option(
       "--compare", settings->compare,
@@ -76,13 +76,13 @@ Command add_query_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   return [settings] {
-    const auto format = store::parse_format(settings->format, "--format");
+    const auto format = readers::parse_format(settings->format, "--format");
     auto database = store::open_read_only(settings->db);
     if (settings->adaptive) {
-      std::cout << store::render(store::adaptive_stops(database, settings->filter()), format, terminal_width());
+      std::cout << readers::render(readers::adaptive_stops(database, settings->filter()), format, terminal_width());
       return 0;
     }
-    store::QueryOptions options;
+    readers::QueryOptions options;
     options.filter = settings->filter();
     options.group_by = settings->group_by;
     options.metrics = settings->metrics;
@@ -91,7 +91,7 @@ Command add_query_command(CLI::App& app) {
     options.memory_metric = settings->memory_metric;
     options.regression_alpha = settings->alpha;
     options.regression_threshold = settings->threshold;
-    std::cout << store::render(store::query(database, options), format, terminal_width());
+    std::cout << readers::render(readers::query(database, options), format, terminal_width());
     return 0;
   };
 }
@@ -101,9 +101,9 @@ Command add_export_command(CLI::App& app) {
   auto settings = std::make_shared<FilterSettings>();
   add_filter_options(command, *settings, "csv");
   return [settings] {
-    const auto format = store::parse_format(settings->format, "--format");
+    const auto format = readers::parse_format(settings->format, "--format");
     auto database = store::open_read_only(settings->db);
-    std::cout << store::render(store::export_results(database, settings->filter()), format, terminal_width());
+    std::cout << readers::render(readers::export_results(database, settings->filter()), format, terminal_width());
     return 0;
   };
 }

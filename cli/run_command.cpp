@@ -16,7 +16,7 @@
 #include "cli/shutdown.hpp"
 #include "cli/terminal_width.hpp"
 #include "coordinator/coordinator.hpp"
-#include "coordinator/store/query.hpp"
+#include "readers/query.hpp"
 #include "shared/errors.hpp"
 #include "shared/log.hpp"
 #include "shared/sweep/sweep.hpp"
@@ -123,22 +123,22 @@ class ProgressReport {
 };
 
 void print_results(store::Store& store, const std::string& sweep_id, const std::string& db) {
-  store::QueryOptions options;
+  readers::QueryOptions options;
   options.filter.sweeps = {sweep_id};
   options.metrics = {"epoch_time", "samples_per_s", "peak_memory", "mfu"};
-  auto plain = store::query(store.database(), options);
+  auto plain = readers::query(store.database(), options);
   options.metrics.clear();
   std::cout << "\nPer-configuration medians (sweep " << sweep_id << "):\n"
-            << store::render(plain, store::Format::table, terminal_width());
+            << readers::render(plain, readers::Format::table, terminal_width());
   options.compare = "mode";
-  const auto compared = store::query(store.database(), options);
+  const auto compared = readers::query(store.database(), options);
   const bool any_pair = std::any_of(compared.rows.begin(), compared.rows.end(), [&](const auto& row) {
     const auto speedup = std::find(compared.columns.begin(), compared.columns.end(), "speedup");
     return !row[static_cast<std::size_t>(speedup - compared.columns.begin())].is_null();
   });
   if (any_pair) {
     std::cout << "\nCompiled vs eager (speedup = eager time / compiled time, 95% bootstrap interval):\n"
-              << store::render(compared, store::Format::table, terminal_width());
+              << readers::render(compared, readers::Format::table, terminal_width());
   }
   std::cout << "\nStored in " << db << "; ask again with: torchsweep query --db " << db << " --sweep " << sweep_id
             << " --compare mode\n";

@@ -15,7 +15,7 @@
 
 #include "coordinator/job_registry.hpp"
 #include "coordinator/metrics.hpp"
-#include "coordinator/store/store.hpp"
+#include "store/store.hpp"
 #include "coordinator/write_batch.hpp"
 #include "shared/wire/connection.hpp"
 #include "shared/wire/endpoint.hpp"

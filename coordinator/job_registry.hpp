@@ -23,7 +23,7 @@
 
 #include "coordinator/adaptive_repeats.hpp"
 #include "coordinator/scheduler.hpp"
-#include "coordinator/store/store.hpp"
+#include "store/store.hpp"
 #include "coordinator/write_batch.hpp"
 
 namespace ts::coordinator {

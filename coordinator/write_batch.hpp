@@ -10,7 +10,7 @@
 #include <functional>
 #include <vector>
 
-#include "coordinator/store/sqlite.hpp"
+#include "store/sqlite.hpp"
 
 namespace ts::coordinator {
 

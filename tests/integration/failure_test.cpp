@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include "coordinator/store/sqlite.hpp"
+#include "store/sqlite.hpp"
 #include "tests/support/cluster.hpp"
 
 namespace ts {

@@ -10,7 +10,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "coordinator/store/migrations.hpp"
+#include "store/migrations.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/synthetic_result.hpp"

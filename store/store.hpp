@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/store/sqlite.hpp"
+#include "store/sqlite.hpp"
 
 namespace ts::store {
 

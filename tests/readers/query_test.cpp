@@ -1,16 +1,18 @@
-#include "coordinator/store/query.hpp"
+#include "readers/query.hpp"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-#include "coordinator/store/store.hpp"
 #include "shared/errors.hpp"
 #include "shared/timestamp.hpp"
+#include "store/store.hpp"
 #include "tests/support/synthetic_result.hpp"
 
-namespace ts::store {
+namespace ts::readers {
 namespace {
+
+using namespace store;  // the records the fixture writes
 
 using testing::make_result;
 using testing::SyntheticResult;
@@ -547,4 +549,4 @@ TEST(StoreJobs, CancelStopsQueuedAndRunningJobsOfASweep) {
 }
 
 }  // namespace
-}  // namespace ts::store
+}  // namespace ts::readers

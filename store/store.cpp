@@ -1,11 +1,11 @@
-#include "coordinator/store/store.hpp"
+#include "store/store.hpp"
 
-#include "coordinator/store/migrations.hpp"
 #include "shared/errors.hpp"
 #include "shared/job_fields.hpp"
 #include "shared/schema.hpp"
 #include "shared/statistics.hpp"
 #include "shared/timestamp.hpp"
+#include "store/migrations.hpp"
 
 namespace ts::store {
 namespace {

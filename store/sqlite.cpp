@@ -1,4 +1,4 @@
-#include "coordinator/store/sqlite.hpp"
+#include "store/sqlite.hpp"
 
 #include <sqlite3.h>
 

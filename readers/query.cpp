@@ -1,4 +1,4 @@
-#include "coordinator/store/query.hpp"
+#include "readers/query.hpp"
 
 #include <algorithm>
 #include <array>
@@ -12,12 +12,15 @@
 #include <set>
 #include <unordered_map>
 
-#include "coordinator/store/store.hpp"
 #include "shared/errors.hpp"
 #include "shared/statistics.hpp"
 #include "shared/timestamp.hpp"
+#include "store/store.hpp"
 
-namespace ts::store {
+namespace ts::readers {
+
+using store::Statement;
+
 namespace {
 
 struct Axis {
@@ -812,4 +815,4 @@ std::string render(const Table& table, Format format, std::size_t width) {
   return out;
 }
 
-}  // namespace ts::store
+}  // namespace ts::readers

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "coordinator/store/sqlite.hpp"
+#include "store/sqlite.hpp"
 
 namespace ts::store {
 

@@ -1,11 +1,11 @@
-#include "coordinator/store/store.hpp"
+#include "store/store.hpp"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "coordinator/store/migrations.hpp"
 #include "shared/errors.hpp"
+#include "store/migrations.hpp"
 #include "tests/support/synthetic_result.hpp"
 
 namespace ts::store {

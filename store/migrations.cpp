@@ -1,4 +1,4 @@
-#include "coordinator/store/migrations.hpp"
+#include "store/migrations.hpp"
 
 #include <charconv>
 #include <filesystem>

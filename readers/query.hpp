@@ -11,9 +11,11 @@
 #include <utility>
 #include <vector>
 
-#include "coordinator/store/sqlite.hpp"
+#include "store/sqlite.hpp"
 
-namespace ts::store {
+namespace ts::readers {
+
+using store::Database;
 
 // Axes a query can filter and group by (docs/query.md lists them).
 const std::vector<std::string>& query_axes();
@@ -69,4 +71,4 @@ Format parse_format(const std::string& text, const std::string& field);
 // columns that name the row, so no line wraps.
 std::string render(const Table& table, Format format, std::size_t width = 0);
 
-}  // namespace ts::store
+}  // namespace ts::readers
