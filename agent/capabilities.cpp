@@ -129,14 +129,9 @@ std::map<std::string, RunnerProbe> probe_runners(const std::map<std::string, std
   return probes;
 }
 
-nlohmann::json detect_capabilities(const std::map<std::string, RunnerProbe>& runners) {
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  const int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-  std::vector<std::string> names;
-  nlohmann::json frameworks = nlohmann::json::object(), models = nlohmann::json::object();
+nlohmann::json runner_capabilities(const std::map<std::string, RunnerProbe>& runners) {
+  nlohmann::json names = nlohmann::json::array(), frameworks = nlohmann::json::object();
+  nlohmann::json models = nlohmann::json::object();
   nlohmann::json axes{{"modes", nlohmann::json::object()}, {"precisions", nlohmann::json::object()}};
   for (const auto& [name, probe] : runners) {
     names.push_back(name);
@@ -144,23 +139,33 @@ nlohmann::json detect_capabilities(const std::map<std::string, RunnerProbe>& run
     if (!probe.models.empty()) models[name] = probe.models;
     for (const auto& [key, values] : probe.axes) axes[key][name] = values;
   }
+  return {{"runners", names},
+          {"frameworks", frameworks},
+          {"models", models},
+          {"modes", axes["modes"]},
+          {"precisions", axes["precisions"]}};
+}
+
+nlohmann::json detect_capabilities(const std::map<std::string, RunnerProbe>& runners) {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
   const auto worker = runners.find("libtorch");
   const auto version_of = [&](const char* key) {
     return worker == runners.end() ? nlohmann::json(nullptr) : worker->second.versions.value(key, nlohmann::json());
   };
-  return {
-      {"hostname", host},
-      {"cpu_cores", std::max(1, cores)},
-      {"memory_bytes", static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE)},
-      {"gpus", parse_nvidia_smi(output_of(
-                   "nvidia-smi --query-gpu=index,name,memory.total,uuid --format=csv,noheader,nounits 2>/dev/null"))},
-      {"runners", names},
-      {"frameworks", frameworks},
-      {"models", models},
-      {"modes", axes["modes"]},
-      {"precisions", axes["precisions"]},
-      {"torch_version", version_of("torch")},
-      {"cuda_version", version_of("cuda")}};
+  auto capabilities = runner_capabilities(runners);
+  capabilities.update(
+      {{"hostname", host},
+       {"cpu_cores", std::max(1, cores)},
+       {"memory_bytes", static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE)},
+       {"gpus", parse_nvidia_smi(output_of(
+                    "nvidia-smi --query-gpu=index,name,memory.total,uuid --format=csv,noheader,nounits 2>/dev/null"))},
+       {"torch_version", version_of("torch")},
+       {"cuda_version", version_of("cuda")}});
+  return capabilities;
 }
 
 }  // namespace ts::agent

@@ -28,11 +28,15 @@ std::map<std::string, std::string> installed_runners();
 // given 30 s.
 std::map<std::string, RunnerProbe> probe_runners(const std::map<std::string, std::string>& runners);
 
-// hostname, cpu_cores (available to this process), memory_bytes, gpus (from
-// nvidia-smi when it is installed and answers; empty otherwise), runners,
-// frameworks (each runner's versions), models (each runner's models, where
-// it listed them), and torch_version/cuda_version of the
-// LibTorch worker's (null without one).
+// What the runners said, as capabilities: runners, frameworks (each
+// runner's versions), models (where it listed them), modes and precisions
+// (where its --version named them).
+nlohmann::json runner_capabilities(const std::map<std::string, RunnerProbe>& runners);
+
+// runner_capabilities, and hostname, cpu_cores (available to this process),
+// memory_bytes, gpus (from nvidia-smi when it is installed and answers;
+// empty otherwise), and torch_version/cuda_version of the LibTorch worker's
+// (null without one).
 nlohmann::json detect_capabilities(const std::map<std::string, RunnerProbe>& runners);
 
 // The model names of a runner's `--list-models`: the first word of each

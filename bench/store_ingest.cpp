@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <string>
 
-#include "store/store.hpp"
 #include "shared/schema.hpp"
+#include "store/store.hpp"
 #include "tests/support/synthetic_result.hpp"
 
 namespace {
@@ -66,8 +66,7 @@ int main(int argc, char** argv) {
   auto query = store.database().prepare("SELECT COUNT(*), SUM(results) FROM config_medians");
   query.step();
   std::printf("grouped medians (config_medians view): %lld groups over %lld results in %.3f s\n",
-              static_cast<long long>(query.integer(0)), static_cast<long long>(query.integer(1)),
-              seconds_since(start));
+              static_cast<long long>(query.integer(0)), static_cast<long long>(query.integer(1)), seconds_since(start));
   std::printf("store file: %.1f MiB\n", static_cast<double>(std::filesystem::file_size(path)) / (1 << 20));
   return 0;
 }

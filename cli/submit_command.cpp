@@ -39,17 +39,11 @@ Command add_submit_command(CLI::App& app) {
                   reply.at("configurations").get<long long>());
       return 0;
     }
-    // A dry run checks the models, modes and precisions against the runners installed here.
-    sweep::KnownRunners local;
-    for (const auto& [name, probe] : agent::probe_runners(agent::installed_runners())) {
-      if (!probe.answered) continue;
-      local[name]["model"] = {probe.models.begin(), probe.models.end()};
-      for (const auto& [field, key] : sweep::checked_fields()) {
-        if (const auto said = probe.axes.find(key); said != probe.axes.end()) {
-          local[name][field] = {said->second.begin(), said->second.end()};
-        }
-      }
-    }
+    // A dry run checks the models, modes and precisions against the runners
+    // installed here that answer, read as the coordinator reads an agent's.
+    auto probes = agent::probe_runners(agent::installed_runners());
+    std::erase_if(probes, [](const auto& entry) { return !entry.second.answered; });
+    const auto local = sweep::known_runners({agent::runner_capabilities(probes)});
     for (const auto& warning : sweep::check_runnable(sweep, local, "as the runners installed here list them")) {
       std::fprintf(stderr, "warning: %s\n", warning.c_str());
     }

@@ -23,6 +23,10 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// The current sweeps, for status and the metrics: every active one and the
+// last few finished.
+constexpr int64_t finished_sweeps_shown = 10;
+
 // cpu-quick-20261130T071500Z-3f2a: readable, sortable, unique enough that
 // two submissions in the same second do not collide.
 std::string new_sweep_id(const std::string& name) {
@@ -106,8 +110,7 @@ void Coordinator::refresh_metrics() {
   }
   metrics_->refresh_agents(agents);
   std::map<std::string, std::map<std::string, int64_t>> jobs;
-  constexpr int64_t finished_shown = 10;  // as status shows them
-  for (const auto& summary : store_.sweeps("", finished_shown)) jobs[summary.sweep_id] = summary.jobs;
+  for (const auto& summary : store_.sweeps("", finished_sweeps_shown)) jobs[summary.sweep_id] = summary.jobs;
   metrics_->refresh_jobs(jobs);
   int64_t bytes = 0;
   for (const auto* suffix : {"", "-wal"}) {
@@ -356,9 +359,8 @@ std::string Coordinator::sweep_id_of(const std::string& id_or_name) {
 
 nlohmann::json Coordinator::status_reply(const std::string& sweep) {
   // The sweep asked for, or every active sweep and the last few finished ones.
-  constexpr int64_t finished_shown = 10;
   nlohmann::json sweeps = nlohmann::json::array();
-  for (const auto& summary : store_.sweeps(sweep.empty() ? std::string() : sweep_id_of(sweep), finished_shown)) {
+  for (const auto& summary : store_.sweeps(sweep.empty() ? std::string() : sweep_id_of(sweep), finished_sweeps_shown)) {
     sweeps.push_back({{"sweep_id", summary.sweep_id},
                       {"name", summary.name},
                       {"state", summary.state},

@@ -15,10 +15,10 @@
 
 #include "coordinator/job_registry.hpp"
 #include "coordinator/metrics.hpp"
-#include "store/store.hpp"
 #include "coordinator/write_batch.hpp"
 #include "shared/wire/connection.hpp"
 #include "shared/wire/endpoint.hpp"
+#include "store/store.hpp"
 
 namespace ts::coordinator {
 

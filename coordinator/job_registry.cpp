@@ -231,6 +231,10 @@ void JobRegistry::notify(JobEvent::Kind kind, const std::string& job_id, const J
   JobEvent event{kind, job.sweep_id, job_id, job.agent, detail, job.attempt, 0, 0};
   if (kind == JobEvent::Kind::started)
     event.queued_seconds = std::chrono::duration<double>(Clock::now() - job.queued_at).count();
+  publish(event);
+}
+
+void JobRegistry::publish(const JobEvent& event) {
   for (const auto& observer : observers_) observer(event);
 }
 
@@ -305,15 +309,8 @@ void JobRegistry::heartbeat(const std::string& agent, const nlohmann::json& runn
 void JobRegistry::progress(const std::string& agent, const nlohmann::json& message) {
   const auto job_id = message.at("job_id").get<std::string>();
   if (const auto* job = current(agent, job_id, message.at("attempt").get<int64_t>())) {
-    const JobEvent event{JobEvent::Kind::progress,
-                         job->sweep_id,
-                         job_id,
-                         agent,
-                         "",
-                         job->attempt,
-                         message.at("epoch").get<int64_t>(),
-                         message.at("epochs").get<int64_t>()};
-    for (const auto& observer : observers_) observer(event);
+    publish({JobEvent::Kind::progress, job->sweep_id, job_id, agent, "", job->attempt,
+             message.at("epoch").get<int64_t>(), message.at("epochs").get<int64_t>()});
   }
 }
 

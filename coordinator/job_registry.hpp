@@ -23,8 +23,8 @@
 
 #include "coordinator/adaptive_repeats.hpp"
 #include "coordinator/scheduler.hpp"
-#include "store/store.hpp"
 #include "coordinator/write_batch.hpp"
+#include "store/store.hpp"
 
 namespace ts::coordinator {
 
@@ -124,6 +124,7 @@ class JobRegistry {
   // The one way runs are added to a sweep: new jobs in the store, tracked and queued.
   void add_runs(const std::string& sweep_id, const std::vector<store::JobRecord>& runs);
   void notify(JobEvent::Kind kind, const std::string& job_id, const Job& job, const std::string& detail = "");
+  void publish(const JobEvent& event);  // to every observer
 
   store::Store& store_;
   WriteBatch& batch_;

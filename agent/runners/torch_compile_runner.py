@@ -77,11 +77,12 @@ def build_model(torch, job):
 
     name = job["model"]
     if name == "mlp":
-        return Mlp(job["input_size"], job["width"], job["depth"], job["num_classes"]), (job["input_size"],)
-    if name == "transformer":
+        model = Mlp(job["input_size"], job["width"], job["depth"], job["num_classes"])
+    elif name == "transformer":
         model = Transformer(job["seq_len"], job["width"], job["depth"], job["heads"], job["num_classes"])
-        return model, (job["seq_len"], job["width"])
-    return build_resnet(torch, name, job["num_classes"]), (3, job["input_size"], job["input_size"])
+    else:
+        model = build_resnet(torch, name, job["num_classes"])
+    return model, start_state.torch_sample_shape(job)
 
 
 def build_resnet(torch, name, num_classes):

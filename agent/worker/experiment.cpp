@@ -158,7 +158,7 @@ void Experiment::run_timed_epochs(TimingReport& timing, LossReport& loss, Memory
 
 // The eval-mode loss of `batch` through the module as written: in compiled
 // mode the captured graph holds training-mode BatchNorm.
-std::optional<double> Experiment::evaluate(const Batch& batch) {
+double Experiment::evaluate(const Batch& batch) {
   torch::NoGradGuard no_grad;
   model_.module->eval();
   const auto logits = model_.forward(batch.inputs);

@@ -56,7 +56,7 @@ class Experiment {
  private:
   torch::Tensor step(const Batch& batch);
   std::optional<double> loss_value(const torch::Tensor& output, const Batch& batch) const;
-  std::optional<double> evaluate(const Batch& batch);
+  double evaluate(const Batch& batch);
 
   const Job& job_;
   torch::Device device_;

@@ -56,6 +56,14 @@ safetensors::File read_file(const std::string& field, const std::string& path) {
   }
 }
 
+// The tensor `name` of the `field` file at `path`, or an error naming all three.
+torch::Tensor tensor_named(const safetensors::File& file, const std::string& name, const std::string& field,
+                           const std::string& path) {
+  const auto found = file.tensors.find(name);
+  if (found == file.tensors.end()) throw std::runtime_error(field + ": " + path + ": no tensor '" + name + "'");
+  return to_tensor(found->second, name, path);
+}
+
 }  // namespace
 
 void write_initial_weights(const Job& job, const std::string& path) {
@@ -89,10 +97,7 @@ void load_initial_weights(torch::nn::Module& module, const std::string& path) {
   for (const auto& [name, tensor] : file.tensors) unused.insert(name);
   torch::NoGradGuard no_grad;
   auto load = [&](const std::string& name, torch::Tensor& target) {
-    const auto found = file.tensors.find(name);
-    if (found == file.tensors.end())
-      throw std::runtime_error("initial_weights: " + path + ": no tensor '" + name + "'");
-    const auto source = to_tensor(found->second, name, path);
+    const auto source = tensor_named(file, name, "initial_weights", path);
     if (source.sizes() != target.sizes()) {
       throw std::runtime_error("initial_weights: " + path + ": " + name + " has shape " + shape_text(source.sizes()) +
                                ", the model's is " + shape_text(target.sizes()));
@@ -111,15 +116,10 @@ void load_initial_weights(torch::nn::Module& module, const std::string& path) {
 Batch read_reference_batch(const std::string& path, int64_t batch_size, const std::vector<int64_t>& sample_shape,
                            int64_t num_classes, const torch::Device& device) {
   const auto file = read_file("reference_batch", path);
-  auto tensor = [&](const std::string& name) {
-    const auto found = file.tensors.find(name);
-    if (found == file.tensors.end())
-      throw std::runtime_error("reference_batch: " + path + ": no tensor '" + name + "'");
-    return to_tensor(found->second, name, path);
-  };
   std::vector<int64_t> shape{batch_size};
   shape.insert(shape.end(), sample_shape.begin(), sample_shape.end());
-  Batch batch{tensor("inputs").to(torch::kFloat), tensor("targets").to(torch::kLong)};
+  Batch batch{tensor_named(file, "inputs", "reference_batch", path).to(torch::kFloat),
+              tensor_named(file, "targets", "reference_batch", path).to(torch::kLong)};
   if (batch.inputs.sizes() != c10::IntArrayRef(shape)) {
     throw std::runtime_error("reference_batch: " + path + ": inputs have shape " + shape_text(batch.inputs.sizes()) +
                              ", the job needs " + shape_text(shape) + " (batch_size and the model's sample shape)");

@@ -4,12 +4,16 @@
 #include "shared/job_fields.hpp"
 
 namespace ts::sweep {
+namespace {
 
+// The capability key of each checked job field ("models" for "model", ...).
 const std::map<std::string, std::string>& checked_fields() {
   static const std::map<std::string, std::string> fields{
       {"model", "models"}, {"mode", "modes"}, {"precision", "precisions"}};
   return fields;
 }
+
+}  // namespace
 
 KnownRunners known_runners(const std::vector<nlohmann::json>& capabilities) {
   KnownRunners known;

@@ -19,9 +19,6 @@ using RunnerSupport = std::map<std::string, std::set<std::string>>;
 // Runner name -> its support; a runner listed with nothing said is unchecked.
 using KnownRunners = std::map<std::string, RunnerSupport>;
 
-// The capability key of each checked job field ("models" for "model", ...).
-const std::map<std::string, std::string>& checked_fields();
-
 // The runners and what they run in agents' capabilities ("runners",
 // "models", "modes", "precisions"), merged over the agents.
 KnownRunners known_runners(const std::vector<nlohmann::json>& capabilities);

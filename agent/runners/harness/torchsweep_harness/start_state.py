@@ -7,7 +7,8 @@ from safetensors.numpy import load_file
 
 
 def torch_sample_shape(job):
-    """One input sample in PyTorch's layout (NCHW images), without the batch."""
+    """One input sample in PyTorch's layout (NCHW images), without the batch:
+    the torch-compile runner's inputs and the reference batch's."""
     if job["model"] == "mlp":
         return (job["input_size"],)
     if job["model"] == "transformer":
