@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "agent/shell_command.hpp"
@@ -55,6 +57,20 @@ nlohmann::json parse_nvidia_smi(const std::string& csv) {
     }
   }
   return gpus;
+}
+
+nlohmann::json allocated_gpus(const nlohmann::json& gpus, const char* visible) {
+  if (visible == nullptr) return gpus;
+  std::set<std::string> named;
+  std::istringstream list(visible);
+  for (std::string entry; std::getline(list, entry, ',');) named.insert(trim(entry));
+  nlohmann::json kept = nlohmann::json::array();
+  for (const auto& gpu : gpus) {
+    if (named.contains(std::to_string(gpu.at("index").get<int64_t>())) || named.contains(gpu.value("uuid", ""))) {
+      kept.push_back(gpu);
+    }
+  }
+  return kept;
 }
 
 std::string visible_devices(const nlohmann::json& gpus, const std::vector<int64_t>& indices) {
@@ -161,8 +177,9 @@ nlohmann::json detect_capabilities(const std::map<std::string, RunnerProbe>& run
       {{"hostname", host},
        {"cpu_cores", std::max(1, cores)},
        {"memory_bytes", static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE)},
-       {"gpus", parse_nvidia_smi(output_of(
-                    "nvidia-smi --query-gpu=index,name,memory.total,uuid --format=csv,noheader,nounits 2>/dev/null"))},
+       {"gpus", allocated_gpus(parse_nvidia_smi(output_of("nvidia-smi --query-gpu=index,name,memory.total,uuid "
+                                                          "--format=csv,noheader,nounits 2>/dev/null")),
+                               std::getenv("CUDA_VISIBLE_DEVICES"))},
        {"torch_version", version_of("torch")},
        {"cuda_version", version_of("cuda")}});
   return capabilities;

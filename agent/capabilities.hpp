@@ -34,8 +34,8 @@ std::map<std::string, RunnerProbe> probe_runners(const std::map<std::string, std
 nlohmann::json runner_capabilities(const std::map<std::string, RunnerProbe>& runners);
 
 // runner_capabilities, and hostname, cpu_cores (available to this process),
-// memory_bytes, gpus (from nvidia-smi when it is installed and answers;
-// empty otherwise), and torch_version/cuda_version of the LibTorch worker's
+// memory_bytes, gpus (from nvidia-smi when it is installed and answers,
+// as allocated_gpus keeps them; empty otherwise), and torch_version/cuda_version of the LibTorch worker's
 // (null without one).
 nlohmann::json detect_capabilities(const std::map<std::string, RunnerProbe>& runners);
 
@@ -54,6 +54,12 @@ std::map<std::string, std::vector<std::string>> parse_runner_axes(const std::str
 // Parses `nvidia-smi --query-gpu=index,name,memory.total,uuid
 // --format=csv,noheader,nounits` output (memory in MiB).
 nlohmann::json parse_nvidia_smi(const std::string& csv);
+
+// The GPUs this agent may hand out: all of `gpus`, or, when the agent was
+// started with CUDA_VISIBLE_DEVICES set (Slurm sets it for the GPUs of an
+// allocation, `--gres=gpu:N`), only those it names, by index or UUID
+// (docs/deploy.md). `visible` is that variable's value, or null.
+nlohmann::json allocated_gpus(const nlohmann::json& gpus, const char* visible);
 
 // CUDA_VISIBLE_DEVICES for the GPUs of `indices` (the coordinator's
 // assignment, in the indices this agent reported): their UUIDs, so that a

@@ -16,5 +16,8 @@ Command add_cancel_command(CLI::App& app);
 Command add_run_command(CLI::App& app);
 Command add_query_command(CLI::App& app);
 Command add_export_command(CLI::App& app);
+Command add_report_command(CLI::App& app);
+Command add_confirm_command(CLI::App& app);
+Command add_nightly_command(CLI::App& app);
 
 }  // namespace ts::cli

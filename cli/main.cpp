@@ -1,8 +1,9 @@
 // torchsweep: one dispatcher for every mode but the worker.
-//   torchsweep run | coordinator | agent | submit | status | cancel | query | export ...
+//   torchsweep run | coordinator | agent | submit | status | cancel | query | export | report | confirm | nightly
 // Exit codes (docs/exit-codes.md): 0 ok, 1 internal error, 2 invalid input,
 // 3 work failed, 4 a peer could not be reached or refused us, 5 the store
-// failed (locked past the busy timeout, disk full, I/O).
+// failed (locked past the busy timeout, disk full, I/O), 6 a regression was
+// confirmed (confirm, nightly).
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
@@ -27,6 +28,9 @@ int main(int argc, char** argv) {
       {"run", ts::cli::add_run_command(app)},
       {"query", ts::cli::add_query_command(app)},
       {"export", ts::cli::add_export_command(app)},
+      {"report", ts::cli::add_report_command(app)},
+      {"confirm", ts::cli::add_confirm_command(app)},
+      {"nightly", ts::cli::add_nightly_command(app)},
   };
   try {
     app.parse(argc, argv);

@@ -1,43 +1,13 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
-#include "cli/key_value.hpp"
+#include "cli/filter_options.hpp"
 #include "cli/terminal_width.hpp"
 #include "readers/query.hpp"
 #include "shared/errors.hpp"
 #include "store/migrations.hpp"
 
 namespace ts::cli {
-namespace {
-
-struct FilterSettings {
-  std::string db = "torchsweep.db";
-  std::vector<std::string> sweeps, tags, where;
-  std::string since, until, format = "table";
-  bool include_failed = false;
-
-  readers::ResultFilter filter() const {
-    readers::ResultFilter filter{sweeps, tags, since, until, {}, include_failed};
-    for (const auto& condition : where) filter.where.push_back(split_key_value(condition, "--where"));
-    return filter;
-  }
-};
-
-void add_filter_options(CLI::App* command, FilterSettings& settings, const std::string& default_format) {
-  settings.format = default_format;
-  command->add_option("--db", settings.db, "the SQLite store")->capture_default_str();
-  command->add_option("--sweep", settings.sweeps, "only this sweep: id, or name for its newest run (repeatable)");
-  command->add_option("--tag", settings.tags, "only sweeps with this tag (repeatable)");
-  command->add_option("--since", settings.since,
-                      "only results received at or after this instant: 2026-11-30, 2026-11-30T18:00Z, "
-                      "2026-11-30T18:00:30+01:00 (UTC unless a zone is given)");
-  command->add_option("--until", settings.until, "only results received before this instant (forms as --since)");
-  command->add_option("--where", settings.where, "AXIS=VALUE: only results where the axis has the value (repeatable)");
-  command->add_flag("--include-failed", settings.include_failed, "also results whose status is not ok");
-  command->add_option("--format", settings.format, "table | csv | json")->capture_default_str();
-}
-
-}  // namespace
 
 Command add_query_command(CLI::App& app) {
   auto* command = app.add_subcommand(
@@ -67,14 +37,7 @@ Command add_query_command(CLI::App& app) {
                     "instead of results: each compared pair of the adaptive sweeps, its rounds and why it stopped");
   command->add_option("--baseline", settings->baseline,
                       "sweep id, name or tag to test every group against for regressions");
-  command->add_option("--alpha", settings->alpha, "significance level of the regression test")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
-  command
-      ->add_option("--threshold", settings->threshold,
-                   "smallest relative change of the median that counts as a regression")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  add_regression_options(command, settings->alpha, settings->threshold);
   return [settings] {
     const auto format = readers::parse_format(settings->format, "--format");
     auto database = store::open_read_only(settings->db);

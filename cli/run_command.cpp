@@ -6,6 +6,7 @@
 
 #include <boost/asio.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <format>
 #include <iostream>
 
@@ -17,6 +18,7 @@
 #include "cli/terminal_width.hpp"
 #include "coordinator/coordinator.hpp"
 #include "readers/query.hpp"
+#include "readers/report.hpp"
 #include "shared/errors.hpp"
 #include "shared/log.hpp"
 #include "shared/sweep/sweep.hpp"
@@ -122,7 +124,12 @@ class ProgressReport {
   std::pair<int64_t, int64_t> epoch_{0, 0};
 };
 
-void print_results(store::Store& store, const std::string& sweep_id, const std::string& db) {
+// Beside the store: runs/torchsweep.db -> runs/torchsweep.report.html.
+std::string report_beside(const std::string& db) {
+  return std::filesystem::path(db).replace_extension(".report.html").string();
+}
+
+void print_results(store::Store& store, const std::string& sweep_id, const std::string& db, const std::string& report) {
   readers::QueryOptions options;
   options.filter.sweeps = {sweep_id};
   options.metrics = {"epoch_time", "samples_per_s", "peak_memory", "mfu"};
@@ -142,6 +149,12 @@ void print_results(store::Store& store, const std::string& sweep_id, const std::
   }
   std::cout << "\nStored in " << db << "; ask again with: torchsweep query --db " << db << " --sweep " << sweep_id
             << " --compare mode\n";
+  if (report.empty()) return;
+  readers::ReportOptions report_options;
+  report_options.filter.sweeps = {sweep_id};
+  report_options.store_path = db;
+  readers::write_report(store.database(), report_options, report);
+  std::cout << "Report (charts, history, reproducing commands): " << report << "\n";
 }
 
 }  // namespace
@@ -150,13 +163,17 @@ Command add_run_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "run", "run a sweep on this machine: coordinator, one local agent and the store in one command");
   struct Settings {
-    std::string sweep, db = "torchsweep.db", work_dir, peak_probe = "cached";
+    std::string sweep, db = "torchsweep.db", work_dir, peak_probe = "cached", report;
+    bool no_report = false;
     std::vector<std::string> runners;
     bool verbose = false, keep_job_dirs = false;
   };
   auto settings = std::make_shared<Settings>();
   command->add_option("sweep", settings->sweep, "sweep file (YAML or JSON)")->required();
   command->add_option("--db", settings->db, "the SQLite store (created if missing)")->capture_default_str();
+  command->add_option("--report", settings->report,
+                      "where the HTML report goes (default: beside the store, DB.report.html)");
+  command->add_flag("--no-report", settings->no_report, "write no HTML report");
   command->add_option("--runner", settings->runners,
                       "NAME=PATH: an executable honouring the worker contract (repeatable)");
   command->add_option("--work-dir", settings->work_dir, "job directories (default: $TMPDIR/torchsweep-agent-local)");
@@ -224,7 +241,10 @@ Command add_run_command(CLI::App& app) {
                    progress.failed());
       return exit_code::run_failed;
     }
-    print_results(store, submission.sweep_id, settings->db);
+    print_results(store, submission.sweep_id, settings->db,
+                  settings->no_report        ? std::string()
+                  : settings->report.empty() ? report_beside(settings->db)
+                                             : settings->report);
     if (progress.failed() > 0) {
       std::fprintf(stderr,
                    "%zu of %zu jobs failed; their reasons: torchsweep export --db %s --sweep %s "

@@ -173,6 +173,45 @@ std::size_t Coordinator::cancel(const std::string& sweep, const std::string& job
   return registry_.cancel(sweep_id, job);
 }
 
+std::pair<std::string, std::vector<std::string>> Coordinator::rerun(const std::string& sweep,
+                                                                    const std::vector<std::string>& configurations,
+                                                                    int64_t runs) {
+  const auto sweep_id = sweep_id_of(sweep);
+  const auto summary = store_.sweeps(sweep_id).at(0);
+  const auto settings = SweepSettings::from_spec(summary.sequence, summary.spec);
+  // An adaptive sweep's rule would count the reruns as rounds of its pairs.
+  if (settings.adaptive) throw InvalidInput("sweep", "sweep " + sweep_id + " is adaptive: its rounds are not rerun");
+  std::map<std::string, store::StoredJob> newest;  // configuration key -> its newest job
+  int64_t next_ordinal = 0;
+  for (auto& job : store_.sweep_jobs(sweep_id)) {
+    next_ordinal = std::max(next_ordinal, job.ordinal + 1);
+    auto& last = newest[job.config_key];
+    if (last.job_id.empty() || job.repeat >= last.repeat) last = std::move(job);
+  }
+  std::vector<store::JobRecord> added;
+  for (std::size_t c = 0; c < configurations.size(); ++c) {
+    const auto found = newest.find(configurations[c]);
+    if (found == newest.end()) {
+      throw InvalidInput("configurations[" + std::to_string(c) + "]",
+                         "sweep " + sweep_id + " has no configuration '" + configurations[c] + "'");
+    }
+    const auto& last = found->second;
+    for (int64_t run = 0; run < runs; ++run) {
+      auto document = last.document;
+      const auto job_id = std::format("{}/{:04}", sweep_id, next_ordinal);
+      document["job_id"] = job_id;
+      added.push_back({job_id, next_ordinal++, last.config_key, last.repeat + 1 + run, last.runner, last.gpus, document,
+                       last.max_attempts, "confirmation"});
+    }
+  }
+  registry_.add_runs(sweep_id, added, settings);
+  registry_.dispatch();
+  std::vector<std::string> ids;
+  for (const auto& job : added) ids.push_back(job.job_id);
+  log::info("sweep {}: {} confirmation runs queued", sweep_id, ids.size());
+  return {sweep_id, ids};
+}
+
 void Coordinator::handle_agent_message(const std::string& agent, const std::string& type,
                                        const nlohmann::json& message) {
   if (type == "heartbeat") {
@@ -347,6 +386,10 @@ nlohmann::json Coordinator::answer_client(const std::string& type, const nlohman
   }
   if (type == "cancel") {
     return wire::make_message("cancelled", {{"jobs", cancel(request.value("sweep", ""), request.value("job", ""))}});
+  }
+  if (type == "rerun") {
+    const auto [sweep_id, jobs] = rerun(request.at("sweep"), request.at("configurations"), request.at("runs"));
+    return wire::make_message("rerun_queued", {{"sweep_id", sweep_id}, {"jobs", jobs}});
   }
   throw InvalidInput("type", "unexpected message type '" + type + "' from a client");
 }

@@ -72,6 +72,11 @@ class Coordinator {
   Submission submit(const nlohmann::json& spec, const std::string& origin, const std::string& submitter);
   // Cancels a sweep (id or name) or a job (id); returns how many jobs stopped.
   std::size_t cancel(const std::string& sweep, const std::string& job);
+  // Adds `runs` confirmation runs of each configuration (jobs.config_key)
+  // of a sweep (id or name): copies of each one's newest job. Returns the
+  // sweep id and the new job ids; an unknown sweep or configuration changes nothing.
+  std::pair<std::string, std::vector<std::string>> rerun(const std::string& sweep,
+                                                         const std::vector<std::string>& configurations, int64_t runs);
   void on_event(std::function<void(const JobEvent&)> observer) { registry_.on_event(std::move(observer)); }
   nlohmann::json status_reply(const std::string& sweep = "");
 

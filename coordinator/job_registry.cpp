@@ -192,13 +192,13 @@ void JobRegistry::judge_round(const std::string& sweep_id, const std::string& co
     document["job_id"] = job_id;
     runs.push_back({job_id, next_ordinal++, key, rounds, last.runner, last.gpus, document, last.max_attempts});
   }
-  add_runs(sweep_id, runs);
+  add_runs(sweep_id, runs, settings->second);
 }
 
-void JobRegistry::add_runs(const std::string& sweep_id, const std::vector<store::JobRecord>& runs) {
+void JobRegistry::add_runs(const std::string& sweep_id, const std::vector<store::JobRecord>& runs,
+                           const SweepSettings& settings) {
   batch_.open();
   store_.add_jobs(sweep_id, runs);
-  const auto settings = sweeps_.at(sweep_id);
   for (const auto& run : runs) {
     track({run.job_id, sweep_id, run.config_key, run.runner, "queued", "", run.ordinal, run.repeat, run.gpus, 0,
            run.max_attempts, run.document},

@@ -72,6 +72,10 @@ class JobRegistry {
   void resume_unfinished();
   // Tracks and queues a job just added to the store.
   void add(const store::StoredJob& job, const SweepSettings& settings);
+  // The one way runs are added to a sweep (another adaptive round, the
+  // confirmation reruns): new jobs in the store, tracked and queued. A
+  // finished sweep is active again; `settings` place them.
+  void add_runs(const std::string& sweep_id, const std::vector<store::JobRecord>& runs, const SweepSettings& settings);
   // Cancels a sweep's (or one job's) unfinished jobs; returns how many.
   std::size_t cancel(const std::string& sweep_id, const std::string& job_id);
 
@@ -121,8 +125,6 @@ class JobRegistry {
   // After a job of an adaptive sweep ended: once its pair's round is
   // complete, the rule decides, and another round is added if it says so.
   void judge_round(const std::string& sweep_id, const std::string& config_key);
-  // The one way runs are added to a sweep: new jobs in the store, tracked and queued.
-  void add_runs(const std::string& sweep_id, const std::vector<store::JobRecord>& runs);
   void notify(JobEvent::Kind kind, const std::string& job_id, const Job& job, const std::string& detail = "");
   void publish(const JobEvent& event);  // to every observer
 

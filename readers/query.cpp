@@ -141,6 +141,16 @@ std::string resolve_sweep(Database& database, const std::string& id_or_name, con
 Condition condition_of(Database& database, const ResultFilter& filter) {
   Condition condition;
   if (!filter.include_failed) condition.add("r.status = 'ok'");
+  // Results without a job row (imported documents) are measurements.
+  constexpr const char* confirmation_run =
+      "EXISTS (SELECT 1 FROM jobs j WHERE j.job_id = r.job_id AND j.purpose = 'confirmation')";
+  if (filter.purpose == "measurement") {
+    condition.add(std::string("NOT ") + confirmation_run);
+  } else if (filter.purpose == "confirmation") {
+    condition.add(confirmation_run);
+  } else if (filter.purpose != "any") {
+    throw InvalidInput("--purpose", "expected measurement, confirmation or any, got '" + filter.purpose + "'");
+  }
   if (!filter.sweeps.empty()) {
     std::vector<std::string> ids;
     for (const auto& sweep : filter.sweeps) ids.push_back(resolve_sweep(database, sweep, "--sweep"));
@@ -433,7 +443,7 @@ Table query(Database& database, const QueryOptions& options) {
   if (!options.baseline.empty()) {
     baseline_id = baseline_sweep(database, options.baseline, condition);
     ResultFilter baseline_filter;
-    baseline_filter.sweeps = {baseline_id};
+    baseline_filter.sweeps = {baseline_id};  // the baseline's planned runs, whatever the filter's purpose
     baseline_filter.where = options.filter.where;
     baseline_filter.include_failed = options.filter.include_failed;
     collect(database, condition_of(database, baseline_filter), keys, metrics, nullptr, nullptr, 1, grouping);
@@ -654,6 +664,21 @@ Table export_results(Database& database, const ResultFilter& filter) {
     table.rows.push_back(std::move(row));
   }
   return table;
+}
+
+std::string resolve_baseline(Database& database, const std::string& baseline, const ResultFilter& current) {
+  return baseline_sweep(database, baseline, condition_of(database, current));
+}
+
+std::vector<std::string> configurations_of(Database& database, const ResultFilter& filter) {
+  const auto condition = condition_of(database, filter);
+  auto select =
+      database.prepare("SELECT DISTINCT j.config_key FROM results r JOIN jobs j ON j.job_id = r.job_id WHERE " +
+                       condition.sql + " ORDER BY 1");
+  bind_condition(select, condition);
+  std::vector<std::string> keys;
+  while (select.step()) keys.push_back(select.text(0));
+  return keys;
 }
 
 Format parse_format(const std::string& text, const std::string& field) {

@@ -29,6 +29,9 @@ struct ResultFilter {
   std::string until;                                       // ISO 8601 date or time: results received before it
   std::vector<std::pair<std::string, std::string>> where;  // axis = value, all must hold
   bool include_failed = false;                             // also results whose status is not ok
+  // Which runs: those the sweep planned ("measurement", the default), the
+  // reruns of `torchsweep confirm` ("confirmation"), or "any".
+  std::string purpose = "measurement";
 };
 
 struct QueryOptions {
@@ -63,6 +66,10 @@ Table query(Database& database, const QueryOptions& options);
 Table adaptive_stops(Database& database, const ResultFilter& filter);
 // Every stored result that passes `filter`, one flat row each.
 Table export_results(Database& database, const ResultFilter& filter);
+// The sweep `baseline` names (docs/query.md) for the results of `current`.
+std::string resolve_baseline(Database& database, const std::string& baseline, const ResultFilter& current);
+// The configuration keys (jobs.config_key) of the results that pass `filter`.
+std::vector<std::string> configurations_of(Database& database, const ResultFilter& filter);
 
 enum class Format { table, csv, json };
 Format parse_format(const std::string& text, const std::string& field);

@@ -140,11 +140,11 @@ void Store::insert_jobs(const std::string& sweep_id, const std::vector<JobRecord
                         const std::string& created_at) {
   auto insert = database_.prepare(
       "INSERT INTO jobs (job_id, sweep_id, ordinal, config_key, repeat, runner, gpus, document, max_attempts, "
-      "created_at) VALUES (?,?,?,?,?,?,?,?,?,?)");
+      "created_at, purpose) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
   for (const auto& j : jobs) {
     insert
         .bind_all(j.job_id, sweep_id, j.ordinal, j.config_key, j.repeat, j.runner, j.gpus, j.document.dump(),
-                  j.max_attempts, created_at)
+                  j.max_attempts, created_at, j.purpose)
         .run();
   }
 }

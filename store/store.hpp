@@ -30,6 +30,7 @@ struct JobRecord {
   int64_t gpus = 1;
   nlohmann::json document;
   int64_t max_attempts = 3;
+  std::string purpose = "measurement";  // or "confirmation" (jobs.purpose)
 };
 
 // A job as the store keeps it (table jobs).

@@ -25,6 +25,22 @@ TEST(Capabilities, JobsGetTheirGpusByTheUuidsTheAgentReported) {
   EXPECT_THROW(visible_devices(gpus, {7}), InvalidInput);
 }
 
+TEST(Capabilities, AnAllocationsCudaVisibleDevicesLimitsTheGpusOffered) {
+  const auto gpus = parse_nvidia_smi(
+      "0, NVIDIA H100 80GB HBM3, 81559, GPU-aaaa\n"
+      "1, NVIDIA H100 80GB HBM3, 81559, GPU-bbbb\n"
+      "2, NVIDIA H100 80GB HBM3, 81559, GPU-cccc\n"
+      "3, NVIDIA H100 80GB HBM3, 81559, GPU-dddd\n");
+  EXPECT_EQ(allocated_gpus(gpus, nullptr).size(), 4u);  // no allocation: every GPU
+  const auto by_index = allocated_gpus(gpus, "1,3");    // what Slurm sets for --gres=gpu:2
+  ASSERT_EQ(by_index.size(), 2u);
+  EXPECT_EQ(by_index[0].at("index"), 1);
+  EXPECT_EQ(by_index[1].at("index"), 3);
+  EXPECT_EQ(allocated_gpus(gpus, "GPU-cccc").at(0).at("index"), 2);
+  EXPECT_TRUE(allocated_gpus(gpus, "").empty());  // set but empty: no GPU at all, as CUDA reads it
+  EXPECT_EQ(visible_devices(by_index, {3}), "GPU-dddd");
+}
+
 TEST(Capabilities, EachRunnersVersionLineBecomesItsFrameworks) {
   EXPECT_EQ(parse_runner_versions("torchsweep-worker 0.1.0 (abc)\ntorch 2.6.0 cuda none\n"),
             (nlohmann::json{{"torch", "2.6.0"}, {"cuda", nullptr}}));

@@ -12,8 +12,8 @@ root=$(mktemp -d /tmp/ts_systemd_XXXXXX)
 trap 'rm -rf "$root"' EXIT
 DESTDIR=$root "$cmake" --install "$build" > /dev/null
 prefix=$("$cmake" -L -N "$build" | sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p')
-units=("$root$prefix"/lib/systemd/system/torchsweep-*.service)
-[ ${#units[@]} -eq 2 ] || { echo "expected 2 units under $prefix/lib/systemd/system, found ${units[*]}"; exit 1; }
+units=("$root$prefix"/lib/systemd/system/torchsweep-*)
+[ ${#units[@]} -eq 4 ] || { echo "expected 4 units under $prefix/lib/systemd/system, found ${units[*]}"; exit 1; }
 mkdir -p "$root/usr/lib/systemd/system"
 cp -a /usr/lib/systemd/system/. "$root/usr/lib/systemd/system/"
 output=$(systemd-analyze verify --man=no --root="$root" "${units[@]}" 2>&1) || { echo "$output"; exit 1; }

@@ -122,7 +122,8 @@ class Cluster : public ::testing::Test {
   // synthetic result after `labels.sleep` seconds; `labels.behaviour` makes
   // it crash (exit 1), crash on its first attempt, or refuse the job (exit 2);
   // `labels.pid_file` gets its pid. Compiled jobs report half the time,
-  // and `labels.noise` scatters each job's times by up to that fraction.
+  // `labels.noise` scatters each job's times by up to that fraction, and
+  // `labels.scale_file` (a number in a file) scales them.
   // It is also the witness of "one live attempt per job": for its whole life
   // it holds an exclusive lock on a file of its job, and records a violation
   // when another runner of the same job holds it (violations()); every
@@ -164,6 +165,10 @@ result = json.load(open(")" + template_file.string() +
                                R"("))
 result["job"] = job
 scale = 0.5 if job.get("mode") == "compiled" else 1.0
+# labels.scale_file: a file holding a factor for every job's times, read when
+# the job runs, so a test can slow the "code" down between two sweeps.
+if "scale_file" in labels and os.path.exists(labels["scale_file"]):
+    scale *= float(open(labels["scale_file"]).read())
 # labels.noise: each job's times off by up to that fraction, drawn from its
 # ordinal (the same sweep file gives the same draws on every run).
 scale *= 1.0 + float(labels.get("noise", "0")) * __import__("random").Random(int(job["job_id"].split("/")[-1])).uniform(-1, 1)

@@ -1,0 +1,120 @@
+// torchsweep nightly SWEEP_FILE: the nightly path (docs/deploy.md), what
+// the systemd timer runs. Submits the sweep tagged with the nightly tag and
+// the date, waits for it, judges it against the previous sweep of the tag,
+// reruns each flagged regression once (docs/report.md), writes the report
+// and leaves the verdict in the exit status for alerting:
+//   0 nothing regressed, 6 a regression was confirmed (--no-confirm: flagged),
+//   3 a job failed (and nothing was confirmed), 4 the coordinator is unreachable.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/commands.hpp"
+#include "cli/confirmation.hpp"
+#include "cli/filter_options.hpp"
+#include "readers/report.hpp"
+#include "shared/errors.hpp"
+#include "shared/log.hpp"
+#include "shared/sweep/sweep.hpp"
+#include "shared/timestamp.hpp"
+#include "shared/wire/protocol.hpp"
+#include "store/migrations.hpp"
+
+namespace ts::cli {
+namespace {
+
+// The sweep document with the nightly tag and the dated one added.
+nlohmann::json tagged(nlohmann::json spec, const std::string& tag, const std::string& date) {
+  auto tags = spec.value("tags", std::vector<std::string>{});
+  for (const auto& added : {tag, tag + "-" + date}) {
+    if (std::find(tags.begin(), tags.end(), added) == tags.end()) tags.push_back(added);
+  }
+  spec["tags"] = tags;
+  return spec;
+}
+
+// Whether another sweep carries `tag`: on the first night there is no baseline.
+bool has_baseline(const std::string& db, const std::string& tag, const std::string& sweep_id) {
+  auto database = store::open_read_only(db);
+  auto select = database.prepare("SELECT 1 FROM sweep_tags WHERE tag = ? AND sweep_id <> ? LIMIT 1");
+  select.bind_all(tag, sweep_id);
+  return select.step();
+}
+
+}  // namespace
+
+Command add_nightly_command(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "nightly",
+      "submit a sweep tagged with the date, wait, judge it against the previous night, confirm, write the report");
+  struct Settings {
+    ClientSettings client;
+    std::string sweep, db = "torchsweep.db", tag = "nightly", report_dir = ".";
+    int64_t runs = 0, timeout_s = 12 * 3600;
+    double alpha = readers::RegressionOptions{}.alpha, threshold = readers::RegressionOptions{}.threshold;
+    bool no_confirm = false;
+  };
+  auto settings = std::make_shared<Settings>();
+  command->add_option("sweep", settings->sweep, "sweep file (YAML or JSON)")->required();
+  command->add_option("--db", settings->db, "the coordinator's SQLite store, read here")->capture_default_str();
+  command->add_option("--tag", settings->tag, "the tag of the nightly history (the baseline is its previous sweep)")
+      ->capture_default_str();
+  command->add_option("--report-dir", settings->report_dir, "where SWEEP_ID.html and latest.html go")
+      ->capture_default_str();
+  command->add_flag("--no-confirm", settings->no_confirm, "no reruns: a flagged regression decides the exit status");
+  add_confirmation_options(command, settings->runs, settings->timeout_s);
+  add_regression_options(command, settings->alpha, settings->threshold);
+  add_client_options(command, settings->client);
+  return [settings] {
+    const auto date = utc_timestamp().substr(0, 10);
+    const auto spec = tagged(sweep::read_document(settings->sweep), settings->tag, date);
+    sweep::expand(spec, settings->sweep);  // a bad file fails here, before anything is sent
+    const auto submitted = request(
+        settings->client,
+        wire::make_message("submit", {{"sweep", spec}, {"origin", settings->sweep}, {"submitter", submitter_name()}}));
+    const auto sweep_id = submitted.at("sweep_id").get<std::string>();
+    log::info("nightly {}: sweep {} submitted, {} jobs", date, sweep_id, submitted.at("jobs").get<int64_t>());
+    const std::chrono::seconds timeout(settings->timeout_s);
+    wait_for_sweep(settings->client, sweep_id, timeout);
+    const auto status = request(settings->client, wire::make_message("status", {{"sweep", sweep_id}}));
+    const auto failed = status.at("sweeps").at(0).at("jobs").value("failed", int64_t{0});
+
+    readers::ReportOptions report;
+    report.filter.sweeps = {sweep_id};
+    report.store_path = settings->db;
+    report.alpha = settings->alpha;
+    report.threshold = settings->threshold;
+    int code = failed > 0 ? exit_code::run_failed : exit_code::ok;
+    if (has_baseline(settings->db, settings->tag, sweep_id)) {
+      report.baseline = settings->tag;
+      readers::RegressionOptions options{report.filter, settings->tag, settings->alpha, settings->threshold};
+      auto table = settings->no_confirm ? [&] {
+        auto database = store::open_read_only(settings->db);
+        return readers::regressions(database, options);
+      }()
+                                        : confirm_regressions(settings->client, settings->db, options,
+                                                              settings->runs, timeout);
+      print_classification(table, readers::Format::table);
+      auto counted = count_classifications(table);
+      if (counted["confirmed"] > 0 || (settings->no_confirm && counted["flagged"] > 0)) {
+        code = exit_code::regression_confirmed;
+      }
+    } else {
+      std::printf("first sweep tagged %s: no baseline to compare with yet\n", settings->tag.c_str());
+    }
+    std::filesystem::create_directories(settings->report_dir);
+    const auto page = (std::filesystem::path(settings->report_dir) / (sweep_id + ".html")).string();
+    auto database = store::open_read_only(settings->db);
+    readers::write_report(database, report, page);
+    const auto latest = std::filesystem::path(settings->report_dir) / "latest.html";
+    // Copied then renamed: whoever serves latest.html never sends half a page.
+    const auto partial = latest.string() + ".partial";
+    std::filesystem::copy_file(page, partial, std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::rename(partial, latest);
+    std::printf("sweep %s: %lld failed jobs; report %s (and %s)\n", sweep_id.c_str(), static_cast<long long>(failed),
+                page.c_str(), latest.string().c_str());
+    return code;
+  };
+}
+
+}  // namespace ts::cli

@@ -1,0 +1,95 @@
+#include "readers/regressions.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+namespace ts::readers {
+
+std::size_t column_of(const Table& table, const std::string& name) {
+  const auto found = std::find(table.columns.begin(), table.columns.end(), name);
+  if (found == table.columns.end()) throw std::out_of_range("no column '" + name + "'");
+  return static_cast<std::size_t>(found - table.columns.begin());
+}
+
+double smallest_attainable_p(std::size_t n, std::size_t m) {
+  if (n == 0 || m == 0) return 1;
+  // log C(n + m, n) through lgamma: no overflow for long histories.
+  const double log_choose = std::lgamma(static_cast<double>(n + m + 1)) - std::lgamma(static_cast<double>(n + 1)) -
+                            std::lgamma(static_cast<double>(m + 1));
+  return std::min(1.0, 2 * std::exp(-log_choose));
+}
+
+namespace {
+
+// query --baseline on the epoch time, for one purpose of the judged runs.
+Table judged(Database& database, const RegressionOptions& options, const std::string& baseline_id,
+             const std::string& purpose) {
+  QueryOptions query_options;
+  query_options.filter = options.filter;
+  query_options.filter.purpose = purpose;
+  query_options.metrics = {"epoch_time"};
+  query_options.baseline = baseline_id;
+  query_options.regression_alpha = options.alpha;
+  query_options.regression_threshold = options.threshold;
+  return query(database, query_options);
+}
+
+}  // namespace
+
+Table regressions(Database& database, const RegressionOptions& options) {
+  auto measured = options.filter;
+  measured.purpose = "measurement";
+  const auto baseline_id = resolve_baseline(database, options.baseline, measured);
+  const auto planned = judged(database, options, baseline_id, "measurement");
+  const auto reruns = judged(database, options, baseline_id, "confirmation");
+
+  const auto runs = column_of(planned, "runs");  // the group's axes come before it
+  const std::vector<std::string> copied{
+      "runs", "baseline_runs", "epoch_time_s", "baseline_epoch_time_s", "epoch_time_change", "p_value", "verdict"};
+  std::map<std::vector<nlohmann::json>, const std::vector<nlohmann::json>*> rerun_of;  // by the group's axes
+  for (const auto& row : reruns.rows) {
+    if (row[column_of(reruns, "runs")].get<int64_t>() > 0) {
+      rerun_of[{row.begin(), row.begin() + static_cast<std::ptrdiff_t>(runs)}] = &row;
+    }
+  }
+
+  Table table;
+  table.columns.assign(planned.columns.begin(), planned.columns.begin() + static_cast<std::ptrdiff_t>(runs));
+  for (const auto& name : copied) table.columns.push_back(name == "epoch_time_change" ? "change" : name);
+  for (const char* name : {"rerun_runs", "rerun_change", "rerun_p_value", "rerun_verdict", "classification"})
+    table.columns.push_back(name);
+  for (const auto& row : planned.rows) {
+    const std::vector<nlohmann::json> key(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(runs));
+    auto out = key;
+    for (const auto& name : copied) out.push_back(row[column_of(planned, name)]);
+    const auto verdict = row[column_of(planned, "verdict")].get<std::string>();
+    const auto rerun = rerun_of.find(key);
+    std::string rerun_verdict;
+    if (rerun != rerun_of.end()) {
+      const auto& other = *rerun->second;
+      rerun_verdict = other[column_of(reruns, "verdict")].get<std::string>();
+      out.insert(out.end(), {other[column_of(reruns, "runs")], other[column_of(reruns, "epoch_time_change")],
+                             other[column_of(reruns, "p_value")], rerun_verdict});
+    } else {
+      out.insert(out.end(), {0, nullptr, nullptr, nullptr});
+    }
+    std::string classification;
+    const auto& change = row[column_of(planned, "epoch_time_change")];
+    const auto current_runs = static_cast<std::size_t>(row[runs].get<int64_t>());
+    const auto& base_runs_cell = row[column_of(planned, "baseline_runs")];
+    const auto base_runs = static_cast<std::size_t>(base_runs_cell.is_number() ? base_runs_cell.get<int64_t>() : 0);
+    if (verdict == "regressed") {
+      classification = rerun_verdict.empty() ? "flagged" : rerun_verdict == "regressed" ? "confirmed" : "unconfirmed";
+    } else if (verdict == "same" && change.is_number() && change.get<double>() > options.threshold &&
+               smallest_attainable_p(current_runs, base_runs) >= options.alpha) {
+      classification = "suspicious";
+    }
+    out.push_back(classification.empty() ? nlohmann::json(nullptr) : nlohmann::json(classification));
+    table.rows.push_back(std::move(out));
+  }
+  return table;
+}
+
+}  // namespace ts::readers

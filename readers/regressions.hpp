@@ -1,0 +1,40 @@
+#pragma once
+// Regressions against a baseline, each classified by what its confirmation
+// reruns said (docs/report.md). The rule of `query --baseline` flags a
+// group; `torchsweep confirm` reruns each flagged group once and tests the
+// reruns alone against the same baseline:
+//   confirmed    flagged, and the reruns are flagged too
+//   unconfirmed  flagged, but the reruns are not: noise, or a transient
+//   flagged      flagged, not rerun yet
+//   suspicious   worse than the threshold, but with so few runs that the
+//                test could not have fired (its smallest attainable p-value
+//                is not below alpha): more runs are needed to say
+#include <string>
+#include <vector>
+
+#include "readers/query.hpp"
+
+namespace ts::readers {
+
+struct RegressionOptions {
+  ResultFilter filter;   // the sweep(s) judged; its purpose is ignored
+  std::string baseline;  // sweep id, name or tag (as query --baseline)
+  double alpha = QueryOptions{}.regression_alpha;
+  double threshold = QueryOptions{}.regression_threshold;
+};
+
+// One row per group of the judged results or the baseline: the group's
+// axes, runs, baseline_runs, epoch_time_s, baseline_epoch_time_s, change,
+// p_value, verdict (as query --baseline), rerun_runs, rerun_change,
+// rerun_p_value, rerun_verdict and classification (above; empty for groups
+// that are not worse).
+Table regressions(Database& database, const RegressionOptions& options);
+
+// The column index of `name` in `table`; throws std::out_of_range.
+std::size_t column_of(const Table& table, const std::string& name);
+
+// The smallest two-sided p-value an exact Mann-Whitney test of n against m
+// runs can give: 2 / C(n + m, n).
+double smallest_attainable_p(std::size_t n, std::size_t m);
+
+}  // namespace ts::readers

@@ -1,0 +1,485 @@
+#include "readers/report.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "readers/change_points.hpp"
+#include "readers/regressions.hpp"
+#include "readers/report_assets.hpp"
+#include "shared/errors.hpp"
+#include "shared/json_io.hpp"
+#include "shared/statistics.hpp"
+#include "shared/timestamp.hpp"
+#include "shared/version.hpp"
+#include "store/store.hpp"
+
+namespace ts::readers {
+namespace {
+
+// The axes a configuration is named by (query's default grouping).
+const std::vector<std::string> configuration_axes{"model", "task", "batch_size",  "precision",
+                                                  "mode",  "gpus", "device_name", "runner"};
+// Of those, the ones a sweep document has as axes (device_name is the node's).
+const std::vector<std::string> sweep_axes{"model", "task", "batch_size", "precision", "mode", "gpus", "runner"};
+
+std::string text_of(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : value.is_null() ? "" : value.dump();
+}
+
+// Table rows as objects keyed by column, for the page's script.
+nlohmann::json objects(const Table& table) {
+  auto rows = nlohmann::json::array();
+  for (const auto& row : table.rows) {
+    nlohmann::json object;
+    for (std::size_t c = 0; c < table.columns.size(); ++c) object[table.columns[c]] = row[c];
+    rows.push_back(std::move(object));
+  }
+  return rows;
+}
+
+nlohmann::json table_json(const Table& table) { return {{"columns", table.columns}, {"rows", objects(table)}}; }
+
+struct SweepRow {
+  std::string id, name, created_at;
+  nlohmann::json spec;
+};
+
+std::vector<SweepRow> sweeps_where(Database& database, const std::string& condition,
+                                   const std::vector<std::string>& values) {
+  auto select =
+      database.prepare("SELECT sweep_id, name, created_at, spec FROM sweeps WHERE " + condition + " ORDER BY rowid");
+  for (std::size_t i = 0; i < values.size(); ++i) select.bind(static_cast<int>(i) + 1, std::string_view(values[i]));
+  std::vector<SweepRow> rows;
+  while (select.step()) {
+    rows.push_back({select.text(0), select.text(1), select.text(2), nlohmann::json::parse(select.text(3))});
+  }
+  return rows;
+}
+
+std::string placeholders(std::size_t n) {
+  std::string text;
+  for (std::size_t i = 0; i < n; ++i) text += i == 0 ? "?" : ",?";
+  return text;
+}
+
+// The sweeps reported on (see ReportOptions).
+std::vector<SweepRow> current_sweeps(Database& database, const ResultFilter& filter) {
+  if (!filter.sweeps.empty()) {
+    std::vector<std::string> ids;
+    for (const auto& sweep : filter.sweeps) {
+      const auto id = store::find_sweep(database, sweep);
+      if (!id) throw InvalidInput("--sweep", "no sweep with id or name '" + sweep + "'");
+      ids.push_back(*id);
+    }
+    return sweeps_where(database, "sweep_id IN (" + placeholders(ids.size()) + ")", ids);
+  }
+  const auto newest = [&](std::vector<SweepRow> rows) {
+    return rows.empty() ? rows : std::vector<SweepRow>{rows.back()};
+  };
+  if (!filter.tags.empty()) {
+    auto rows = newest(sweeps_where(
+        database,
+        "sweep_id IN (SELECT sweep_id FROM sweep_tags WHERE tag IN (" + placeholders(filter.tags.size()) + "))",
+        filter.tags));
+    if (rows.empty()) throw InvalidInput("--tag", "no sweep carries the tag(s) given");
+    return rows;
+  }
+  return newest(sweeps_where(database, "1", {}));
+}
+
+// The history: every sweep sharing a tag with the current ones (or `tags`), oldest first, at most `limit`.
+std::vector<SweepRow> history_sweeps(Database& database, const std::vector<SweepRow>& current,
+                                     const std::vector<std::string>& tags, std::size_t limit) {
+  std::vector<std::string> wanted = tags;
+  if (wanted.empty()) {
+    std::vector<std::string> ids;
+    for (const auto& sweep : current) ids.push_back(sweep.id);
+    if (ids.empty()) return {};
+    auto select = database.prepare("SELECT DISTINCT tag FROM sweep_tags WHERE sweep_id IN (" +
+                                   placeholders(ids.size()) + ") ORDER BY tag");
+    for (std::size_t i = 0; i < ids.size(); ++i) select.bind(static_cast<int>(i) + 1, std::string_view(ids[i]));
+    while (select.step()) wanted.push_back(select.text(0));
+  }
+  if (wanted.empty()) return current;
+  auto rows = sweeps_where(
+      database, "sweep_id IN (SELECT sweep_id FROM sweep_tags WHERE tag IN (" + placeholders(wanted.size()) + "))",
+      wanted);
+  if (rows.size() > limit) rows.erase(rows.begin(), rows.end() - static_cast<std::ptrdiff_t>(limit));
+  return rows;
+}
+
+std::vector<std::string> ids_of(const std::vector<SweepRow>& sweeps) {
+  std::vector<std::string> ids;
+  for (const auto& sweep : sweeps) ids.push_back(sweep.id);
+  return ids;
+}
+
+// "resnet18 train bs16 fp32 eager 1 gpu(s) libtorch (CPU model)": a configuration's name on the page.
+std::string label_of(const nlohmann::json& row, const std::vector<std::string>& axes) {
+  std::string text;
+  for (const auto& axis : axes) {
+    if (!row.contains(axis) || row.at(axis).is_null()) continue;
+    auto value = text_of(row.at(axis));
+    if (axis == "batch_size") value = "bs" + value;
+    if (axis == "gpus") value += value == "1" ? " rank" : " ranks";
+    text += (text.empty() ? "" : " ") + value;
+  }
+  return text;
+}
+
+// `torchsweep run` of the sweep document narrowed to this configuration.
+std::string reproduce_command(const nlohmann::json& spec, const nlohmann::json& row) {
+  auto narrowed = spec;
+  narrowed["name"] = spec.value("name", std::string("sweep")) + "-repro";
+  narrowed.erase("tags");  // a rerun by hand is no night of the history
+  for (const auto& axis : sweep_axes) {
+    if (narrowed.contains("axes") && narrowed["axes"].contains(axis) && row.contains(axis)) {
+      narrowed["axes"][axis] = nlohmann::json::array({row.at(axis)});
+    }
+  }
+  std::string quoted;
+  for (const char c : narrowed.dump()) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return "printf '%s\\n' '" + quoted + "' > repro.json && torchsweep run repro.json";
+}
+
+// The sweep document of the newest current sweep that ran the configuration.
+const nlohmann::json* spec_for(Database& database, const std::vector<SweepRow>& current, const nlohmann::json& row) {
+  std::string sql = "SELECT r.sweep_id FROM results r WHERE r.sweep_id IN (" + placeholders(current.size()) + ")";
+  std::vector<std::string> values = ids_of(current);
+  for (const char* axis : {"model", "task", "batch_size", "precision", "runner", "gpus"}) {
+    if (!row.contains(axis) || row.at(axis).is_null()) continue;
+    sql += std::string(" AND r.") + axis + " = ?";
+    values.push_back(text_of(row.at(axis)));
+  }
+  auto select = database.prepare(sql + " ORDER BY r.received_at DESC LIMIT 1");
+  for (std::size_t i = 0; i < values.size(); ++i) select.bind(static_cast<int>(i) + 1, std::string_view(values[i]));
+  if (!select.step()) return nullptr;
+  const auto id = select.text(0);
+  for (const auto& sweep : current) {
+    if (sweep.id == id) return &sweep.spec;
+  }
+  return nullptr;
+}
+
+// The newest result's environment per (host, runner) among the current sweeps.
+nlohmann::json environments(Database& database, const std::vector<std::string>& sweep_ids) {
+  auto rows = nlohmann::json::array();
+  if (sweep_ids.empty()) return rows;
+  auto select = database.prepare(
+      "SELECT r.host, r.runner, r.device_name, d.document FROM results r JOIN result_documents d "
+      "ON d.job_id = r.job_id AND d.attempt = r.attempt WHERE r.sweep_id IN (" +
+      placeholders(sweep_ids.size()) + ") AND r.rowid IN (SELECT MAX(rowid) FROM results WHERE sweep_id IN (" +
+      placeholders(sweep_ids.size()) + ") GROUP BY host, runner) ORDER BY r.host, r.runner");
+  for (int pass = 0; pass < 2; ++pass) {
+    for (std::size_t i = 0; i < sweep_ids.size(); ++i) {
+      select.bind(pass * static_cast<int>(sweep_ids.size()) + static_cast<int>(i) + 1, std::string_view(sweep_ids[i]));
+    }
+  }
+  while (select.step()) {
+    const auto document = nlohmann::json::parse(select.text(3));
+    const auto context = document.value("context", nlohmann::json::object());
+    std::string gpus;
+    for (const auto& gpu : context.value("gpus", nlohmann::json::array())) {
+      gpus += (gpus.empty() ? "" : ", ") + gpu.value("name", std::string("?"));
+    }
+    const auto framework = context.value("framework", nlohmann::json::object());
+    rows.push_back({{"host", select.text(0)},
+                    {"runner", select.text(1)},
+                    {"device", select.text(2)},
+                    {"framework", framework.is_object() && framework.contains("name")
+                                      ? framework.value("name", "") + " " + framework.value("version", "")
+                                      : "torch " + context.value("torch_version", std::string("?"))},
+                    {"torch", context.value("torch_version", std::string())},
+                    {"cuda", context.value("cuda_version", nlohmann::json(nullptr))},
+                    {"cudnn", context.value("cudnn_version", nlohmann::json(nullptr))},
+                    {"driver", context.value("gpu_driver", nlohmann::json(nullptr))},
+                    {"gpus", gpus},
+                    {"cpu", context.value("cpu_model", std::string())},
+                    {"cores", context.value("cpu_cores_available", nlohmann::json(nullptr))},
+                    {"memory_bytes", context.value("memory_total_bytes", nlohmann::json(nullptr))},
+                    {"blas", context.value("blas_library", nlohmann::json(nullptr))},
+                    {"os", context.value("os", std::string())},
+                    {"kernel", context.value("kernel", std::string())},
+                    {"torchsweep", context.value("torchsweep_version", std::string()) + " (" +
+                                       context.value("torchsweep_commit", std::string()) + ")"}});
+  }
+  return rows;
+}
+
+int64_t count_of(Database& database, const std::string& sql, const std::vector<std::string>& values) {
+  auto select = database.prepare(sql);
+  for (std::size_t i = 0; i < values.size(); ++i) select.bind(static_cast<int>(i) + 1, std::string_view(values[i]));
+  return select.step() ? select.integer(0) : 0;
+}
+
+// The speedups of one comparison (`compared_axis`: mode, or runner against
+// `reference`) whose estimate exists, for the chart and its table.
+void add_speedups(const Table& table, const std::string& compared_axis, const std::string& reference,
+                  nlohmann::json& out) {
+  auto axes = configuration_axes;
+  std::erase(axes, compared_axis);
+  const bool by_mode = compared_axis == "mode";
+  for (const auto& row : objects(table)) {
+    if (row.at("speedup").is_null()) continue;
+    out.push_back({{"configuration", label_of(row, axes)},
+                   {"comparison", by_mode ? "compiled vs eager" : text_of(row.at(compared_axis)) + " vs " + reference},
+                   {"reference_runs", row.at(by_mode ? "runs:eager" : "runs:" + reference)},
+                   {"other_runs", row.at(by_mode ? "runs:compiled" : "runs:other")},
+                   {"speedup", row.at("speedup")},
+                   {"low", row.at("speedup_low")},
+                   {"high", row.at("speedup_high")},
+                   {"memory_reduction", row.at("memory_reduction")}});
+  }
+}
+
+nlohmann::json trends(Database& database, const ReportOptions& options, const std::vector<SweepRow>& history,
+                      const std::string& baseline_id) {
+  auto series = nlohmann::json::array();
+  if (history.size() < 2) return series;
+  std::map<std::string, std::size_t> position;
+  for (std::size_t i = 0; i < history.size(); ++i) position[history[i].id] = i;
+  QueryOptions query_options;
+  query_options.filter = options.filter;
+  query_options.filter.sweeps = ids_of(history);
+  query_options.filter.tags.clear();
+  query_options.group_by = configuration_axes;
+  query_options.group_by.push_back("sweep");
+  query_options.metrics = {"epoch_time"};
+  const auto table = query(database, query_options);
+  // configuration label -> (history position, median, runs)
+  std::map<std::string, std::vector<std::tuple<std::size_t, double, int64_t>>> points;
+  for (const auto& row : objects(table)) {
+    const auto found = position.find(text_of(row.at("sweep")));
+    if (found == position.end() || row.at("epoch_time_s").is_null()) continue;
+    points[label_of(row, configuration_axes)].emplace_back(found->second, row.at("epoch_time_s").get<double>(),
+                                                           row.at("runs").get<int64_t>());
+  }
+  for (auto& [label, entries] : points) {
+    std::sort(entries.begin(), entries.end());
+    std::vector<double> medians;
+    auto rendered = nlohmann::json::array();
+    for (const auto& [index, median, runs] : entries) {
+      medians.push_back(median);
+      rendered.push_back({{"index", index},
+                          {"sweep", history[index].id},
+                          {"name", history[index].name},
+                          {"created_at", history[index].created_at},
+                          {"epoch_time_s", median},
+                          {"runs", runs}});
+    }
+    StepDetectionOptions detection;
+    detection.minimum_change = options.threshold;  // smaller steps are not worth a mark
+    auto steps = nlohmann::json::array();
+    for (const auto& step : detect_steps(medians, detection)) {
+      const auto& at = entries[step.index];
+      steps.push_back({{"index", std::get<0>(at)},
+                       {"sweep", history[std::get<0>(at)].id},
+                       {"before_s", step.before},
+                       {"after_s", step.after},
+                       {"change", step.change()},
+                       {"direction", step.after > step.before ? "slower" : "faster"}});
+    }
+    nlohmann::json entry{{"configuration", label}, {"points", rendered}, {"change_points", steps}};
+    if (const auto base = position.find(baseline_id); base != position.end()) entry["baseline_index"] = base->second;
+    series.push_back(std::move(entry));
+  }
+  return series;
+}
+
+}  // namespace
+
+nlohmann::json report_data(Database& database, const ReportOptions& options) {
+  const auto current = current_sweeps(database, options.filter);
+  auto filter = options.filter;
+  filter.sweeps = ids_of(current);
+  filter.tags.clear();
+  nlohmann::json data{{"title", current.size() == 1 ? "torchsweep: " + current[0].name : "torchsweep report"},
+                      {"generated_at", utc_timestamp()},
+                      {"torchsweep_version", std::string(version::number())},
+                      {"store", options.store_path},
+                      {"notes", nlohmann::json::array()}};
+  auto& notes = data["notes"];
+  auto sweeps = nlohmann::json::array();
+  for (const auto& sweep : current)
+    sweeps.push_back({{"sweep_id", sweep.id}, {"name", sweep.name}, {"created_at", sweep.created_at}});
+  data["sweeps"] = sweeps;
+  if (current.empty()) {
+    notes.push_back("The store holds no sweep yet: nothing to report.");
+    data["summary"] = {{"configurations", 0}, {"runs", 0}, {"failures", 0}, {"flagged", 0}};
+    return data;
+  }
+
+  QueryOptions plain_options;
+  plain_options.filter = filter;
+  plain_options.metrics = {"epoch_time", "samples_per_s", "peak_memory", "warmup_memory", "compile_time", "mfu"};
+  const auto plain = query(database, plain_options);
+  auto configurations = objects(plain);
+  int64_t runs = 0, flagged = 0, most_runs = 0;
+  for (auto& row : configurations) {
+    runs += row.at("runs").get<int64_t>();
+    flagged += row.at("flagged").get<int64_t>();
+    most_runs = std::max(most_runs, row.at("runs").get<int64_t>());
+    row["configuration"] = label_of(row, configuration_axes);
+    if (const auto* spec = spec_for(database, current, row)) row["reproduce"] = reproduce_command(*spec, row);
+  }
+  const auto ids = ids_of(current);
+  const auto failures = count_of(
+      database, "SELECT COUNT(*) FROM jobs WHERE state = 'failed' AND sweep_id IN (" + placeholders(ids.size()) + ")",
+      ids);
+  data["configurations"] = {{"columns", plain.columns}, {"rows", configurations}};
+  nlohmann::json summary{
+      {"configurations", configurations.size()}, {"runs", runs}, {"failures", failures}, {"flagged", flagged}};
+  if (configurations.empty()) notes.push_back("No successful result in the selection: no figures to show.");
+  if (!configurations.empty() && most_runs < static_cast<int64_t>(stats::minimum_runs_for_interval)) {
+    notes.push_back("Every configuration has fewer than " + std::to_string(stats::minimum_runs_for_interval) +
+                    " runs: speedups are shown without intervals, and no regression test can fire. Use repeats: 5 "
+                    "or more.");
+  }
+
+  // Speedups: compiled against eager, and each other runner against the reference runner.
+  auto speedups = nlohmann::json::array();
+  auto memory = nlohmann::json::array();
+  if (!configurations.empty()) {
+    QueryOptions compare = plain_options;
+    compare.metrics = {"epoch_time", "peak_memory"};
+    compare.compare = "mode";
+    const auto by_mode = query(database, compare);
+    add_speedups(by_mode, "mode", "eager", speedups);
+    for (const auto& row : objects(by_mode)) {
+      if (row.at("peak_memory_mib:eager").is_null() || row.at("peak_memory_mib:compiled").is_null()) continue;
+      auto axes = configuration_axes;
+      std::erase(axes, std::string("mode"));
+      memory.push_back({{"configuration", label_of(row, axes)},
+                        {"eager_mib", row.at("peak_memory_mib:eager")},
+                        {"compiled_mib", row.at("peak_memory_mib:compiled")},
+                        {"field", row.at("memory_field")}});
+    }
+    std::set<std::string> runners;
+    for (const auto& row : configurations) runners.insert(text_of(row.at("runner")));
+    if (runners.size() > 1) {
+      const auto reference = runners.contains("libtorch") ? std::string("libtorch") : *runners.begin();
+      compare.compare = "runner=" + reference + ",*";
+      add_speedups(query(database, compare), "runner", reference, speedups);
+    }
+  }
+  data["speedups"] = speedups;
+  data["memory"] = memory;
+
+  // Throughput against batch size; scaling against rank count where present.
+  auto throughput = nlohmann::json::array(), scaling = nlohmann::json::array();
+  for (const auto& row : configurations) {
+    if (row.at("samples_per_s").is_null()) continue;
+    // A series: what varies within one model's chart but the batch size
+    // (task and device are the same for nearly every lab's chart).
+    const std::vector<std::string> series_axes{"precision", "mode", "gpus", "runner"};
+    throughput.push_back({{"model", row.at("model")},
+                          {"series", label_of(row, series_axes)},
+                          {"batch_size", row.at("batch_size")},
+                          {"samples_per_s", row.at("samples_per_s")}});
+    if (row.contains("scaling_efficiency") && !row.at("scaling_efficiency").is_null()) {
+      auto axes = configuration_axes;
+      std::erase(axes, std::string("gpus"));
+      scaling.push_back({{"configuration", label_of(row, axes)},
+                         {"gpus", row.at("gpus")},
+                         {"efficiency", row.at("scaling_efficiency")},
+                         {"low", row.at("scaling_efficiency_low")},
+                         {"high", row.at("scaling_efficiency_high")}});
+    }
+  }
+  data["throughput"] = throughput;
+  data["scaling"] = scaling;
+
+  std::string baseline_id;
+  if (!options.baseline.empty()) {
+    RegressionOptions regression_options{filter, options.baseline, options.alpha, options.threshold};
+    const auto table = regressions(database, regression_options);
+    baseline_id = resolve_baseline(database, options.baseline, filter);
+    data["baseline"] = baseline_id;
+    data["regressions"] = table_json(table);
+    std::map<std::string, int64_t> counted;
+    for (const auto& row : data["regressions"]["rows"]) {
+      const auto verdict = text_of(row.at("verdict"));
+      if (verdict == "regressed" || verdict == "improved")
+        ++counted[verdict == "regressed" ? "regressions" : "improvements"];
+      if (!row.at("classification").is_null()) ++counted[text_of(row.at("classification"))];
+    }
+    for (const char* key : {"regressions", "improvements", "confirmed", "unconfirmed", "suspicious"})
+      summary[key] = counted[key];
+    summary["flagged_regressions"] = counted["flagged"];  // "flagged" counts the noisy runs
+  }
+  data["summary"] = summary;
+
+  const auto history = history_sweeps(database, current, options.filter.tags, options.history_limit);
+  data["history"] = {{"sweeps", history.size()}, {"method", "L1 Potts step detection (asv-style), docs/report.md"}};
+  data["trends"] = trends(database, options, history, baseline_id);
+  data["environments"] = environments(database, ids);
+  return data;
+}
+
+namespace {
+
+// The text of an embedded asset, safe inside a <script> or <style> element.
+std::string inline_asset(std::string_view name) {
+  const auto& assets = embedded::report_assets();
+  const auto found = assets.find(name);
+  if (found == assets.end()) throw std::logic_error("report asset missing: " + std::string(name));
+  std::string text(found->second);
+  for (std::size_t at = 0; (at = text.find("</script", at)) != std::string::npos; at += 2) text.replace(at, 2, "<\\/");
+  return text;
+}
+
+std::string html_escaped(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string report_page(const nlohmann::json& data) {
+  // '<' only occurs inside JSON strings, where \u003c means the same: no
+  // text of the store can close the data's <script> element.
+  std::string json;
+  for (const char c : data.dump()) json += c == '<' ? std::string("\\u003c") : std::string(1, c);
+  const std::map<std::string, std::string> slots{{"{{title}}", html_escaped(data.value("title", std::string()))},
+                                                 {"{{style}}", inline_asset("report.css")},
+                                                 {"{{data}}", json},
+                                                 {"{{vega}}", inline_asset("vega.min.js")},
+                                                 {"{{script}}", inline_asset("report.js")}};
+  const std::string page(embedded::report_assets().at("report.html"));
+  std::string out;
+  std::size_t at = 0;
+  while (true) {
+    const auto open = page.find("{{", at);
+    if (open == std::string::npos) break;
+    const auto close = page.find("}}", open);
+    out += page.substr(at, open - at);
+    out += slots.at(page.substr(open, close + 2 - open));
+    at = close + 2;
+  }
+  return out + page.substr(at);
+}
+
+void write_report(Database& database, const ReportOptions& options, const std::string& path) {
+  json_io::write_bytes_atomically(path, report_page(report_data(database, options)));
+}
+
+}  // namespace ts::readers

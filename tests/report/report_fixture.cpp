@@ -1,0 +1,129 @@
+// The fixture of the report's browser test (tests/report/report_browser_test.py):
+//
+//   report_fixture --db FILE history   30 nightly sweeps (tag nightly, ids nightly-01..30), 5 runs per
+//                                      configuration with 2% seeded noise: mlp compiled is 25% slower from
+//                                      night 26 on (a step), mlp eager 30% slower on night 12 only (a blip),
+//                                      resnet18 eager flat, and mlp eager on 2 ranks (scaling)
+//   report_fixture --db FILE single    one sweep, one run per configuration
+//   report_fixture --db FILE empty     a store with no sweep at all
+//   report_fixture --job J --out R     a runner on the worker contract (registered as libtorch with
+//                                      an agent): a result whose epochs last the job's labels.seconds,
+//                                      with 2% noise, so a confirmation rerun of the history's jobs
+//                                      reproduces the step
+#include <cstdio>
+#include <format>
+#include <random>
+#include <string>
+
+#include "shared/json_io.hpp"
+#include "store/store.hpp"
+#include "tests/support/synthetic_result.hpp"
+
+namespace {
+
+using ts::testing::make_result;
+using ts::testing::SyntheticResult;
+
+struct Configuration {
+  std::string model, mode;
+  int64_t gpus;
+  double seconds;
+};
+
+// A result for `job` whose epochs last about `seconds`.
+nlohmann::json result_for(const nlohmann::json& job, double seconds, std::mt19937& generator) {
+  std::uniform_real_distribution<double> noise(-0.02, 0.02);
+  SyntheticResult r;
+  r.job_id = job.at("job_id");
+  r.sweep = job.at("sweep");
+  r.model = job.at("model");
+  r.mode = job.at("mode");
+  r.gpus = job.at("gpus");
+  const double t = seconds * (1 + noise(generator));
+  r.epoch_seconds = {t, t * (1 + noise(generator) / 4), t * (1 + noise(generator) / 4)};
+  r.peak_bytes = (r.mode == "eager" ? 900 : 700) * int64_t{1 << 20};
+  auto result = make_result(r);
+  result["job"] = job;
+  return result;
+}
+
+void add_night(ts::store::Store& store, int night, int runs, std::mt19937& generator) {
+  const auto sweep_id = std::format("nightly-{:02}", night);
+  const nlohmann::json spec{{"name", "nightly"},
+                            {"tags", {"nightly"}},
+                            {"axes", {{"model", {"mlp", "resnet18"}}, {"mode", {"eager", "compiled"}}}},
+                            {"fixed", {{"batch_size", 64}}},
+                            {"repeats", runs}};
+  std::vector<ts::store::JobRecord> jobs;
+  std::vector<nlohmann::json> results;
+  int ordinal = 0;
+  for (const Configuration& configuration :
+       {Configuration{"mlp", "eager", 1, 1.0}, Configuration{"mlp", "compiled", 1, 0.6},
+        Configuration{"resnet18", "eager", 1, 4.0}, Configuration{"mlp", "eager", 2, 1.1}}) {
+    double seconds = configuration.seconds;
+    if (configuration.mode == "compiled" && night >= 26) seconds *= 1.25;
+    if (configuration.model == "mlp" && configuration.mode == "eager" && night == 12) seconds *= 1.3;
+    const auto key =
+        nlohmann::json{{"model", configuration.model}, {"mode", configuration.mode}, {"gpus", configuration.gpus}}
+            .dump();
+    for (int run = 0; run < runs; ++run) {
+      const auto job_id = std::format("{}/{:04}", sweep_id, ordinal);
+      const nlohmann::json job{{"schema_version", 1},
+                               {"job_id", job_id},
+                               {"sweep", sweep_id},
+                               {"model", configuration.model},
+                               {"mode", configuration.mode},
+                               {"precision", "fp32"},
+                               {"batch_size", 64},
+                               {"task", "train"},
+                               {"gpus", configuration.gpus},
+                               {"device", "cpu"},
+                               {"labels", {{"seconds", std::format("{}", seconds)}}}};
+      jobs.push_back({job_id, ordinal++, key, run, "libtorch", configuration.gpus, job, 3});
+      auto result = result_for(job, seconds, generator);
+      result["job"]["attempt"] = 1;
+      results.push_back(std::move(result));
+    }
+  }
+  store.add_sweep(
+      {sweep_id, "nightly", spec, {"nightly"}, "test", 0, std::format("2026-11-{:02}T02:00:00.000Z", night)}, jobs);
+  store.ingest_results(results, "node-a");
+  for (const auto& job : jobs) store.job_finished(job.job_id, "done");
+}
+
+int write_store(const std::string& path, const std::string& kind) {
+  ts::store::Store store(path);
+  std::mt19937 generator(20261201);
+  if (kind == "history") {
+    for (int night = 1; night <= 30; ++night) add_night(store, night, 5, generator);
+  } else if (kind == "single") {
+    add_night(store, 1, 1, generator);
+  } else if (kind != "empty") {
+    std::fprintf(stderr, "unknown kind '%s'\n", kind.c_str());
+    return 2;
+  }
+  return 0;
+}
+
+int run_job(const std::string& job_path, const std::string& out_path) {
+  const auto job = ts::json_io::read(job_path);
+  std::random_device seed;
+  std::mt19937 generator(seed());
+  const auto seconds = std::stod(job.at("labels").at("seconds").get<std::string>());
+  ts::json_io::write_atomically(out_path, result_for(job, seconds, generator));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() == 1 && args[0] == "--version") {
+    std::printf("report_fixture 0.1.0\n");
+    return 0;
+  }
+  if (args.size() == 3 && args[0] == "--db") return write_store(args[1], args[2]);
+  if (args.size() >= 4 && args[0] == "--job" && args[2] == "--out") return run_job(args[1], args[3]);
+  std::fprintf(stderr, "usage: report_fixture --db FILE history|single|empty | --job JOB --out RESULT\n");
+  return 2;
+}
