@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "bench/coordinator_probe.hpp"
 #include "shared/wire/protocol.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/simulated_agent.hpp"
@@ -22,44 +23,6 @@ namespace {
 
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
-
-// One request on a fresh client connection.
-asio::awaitable<nlohmann::json> request(asio::io_context& io, uint16_t port, nlohmann::json message) {
-  asio::ip::tcp::socket socket(io);
-  co_await socket.async_connect({asio::ip::make_address("127.0.0.1"), port}, asio::use_awaitable);
-  auto connection = std::make_shared<ts::wire::Connection>(std::move(socket));
-  connection->start();
-  connection->send(ts::wire::make_message("hello", {{"role", "client"}, {"name", "bench"}, {"version", "bench"}}));
-  connection->send(message);
-  co_await connection->receive();  // welcome
-  auto reply = co_await connection->receive();
-  connection->stop();
-  co_return reply;
-}
-
-long peak_rss_kib(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string key;
-  long value = 0;
-  while (status >> key) {
-    if (key == "VmHWM:") {
-      status >> value;
-      return value;
-    }
-  }
-  return -1;
-}
-
-// User + system CPU seconds the process has used.
-double cpu_seconds(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string field;
-  for (int i = 1; i <= 13 && stat >> field; ++i) {
-  }
-  long user = 0, system = 0;
-  stat >> user >> system;
-  return static_cast<double>(user + system) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
 
 }  // namespace
 
@@ -104,15 +67,16 @@ int main(int argc, char** argv) {
         asio::steady_timer timer(io, std::chrono::milliseconds(500));  // let the agents say hello
         co_await timer.async_wait(asio::use_awaitable);
         const auto start = Clock::now();
-        cpu_before = cpu_seconds(coordinator.pid());
-        const auto submitted = co_await request(io, port, ts::wire::make_message("submit", {{"sweep", sweep}}));
+        cpu_before = ts::bench::cpu_seconds(coordinator.pid());
+        const auto submitted =
+            co_await ts::bench::request(io, port, ts::wire::make_message("submit", {{"sweep", sweep}}));
         submit_seconds = std::chrono::duration<double>(Clock::now() - start).count();
         const auto total = submitted.at("jobs").get<std::size_t>();
         auto last_progress = Clock::now();
         while (stored < total) {
           timer.expires_after(std::chrono::milliseconds(50));
           co_await timer.async_wait(asio::use_awaitable);
-          const auto status = co_await request(io, port, ts::wire::make_message("status"));
+          const auto status = co_await ts::bench::request(io, port, ts::wire::make_message("status"));
           const auto done = static_cast<std::size_t>(status.at("sweeps").at(0).at("jobs").value("done", 0));
           if (done > stored) last_progress = Clock::now();
           stored = done;
@@ -121,7 +85,7 @@ int main(int argc, char** argv) {
           }
         }
         total_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-        cpu_used = cpu_seconds(coordinator.pid()) - cpu_before;
+        cpu_used = ts::bench::cpu_seconds(coordinator.pid()) - cpu_before;
         for (auto& agent : simulated) agent->stop();
       },
       [&](std::exception_ptr error) {
@@ -135,6 +99,7 @@ int main(int argc, char** argv) {
   std::printf("end to end (submit to last result stored): %.3f s = %.0f jobs/s\n", total_seconds,
               static_cast<double>(stored) / total_seconds);
   std::printf("coordinator CPU: %.2f s (%.0f us per job)\n", cpu_used, 1e6 * cpu_used / static_cast<double>(stored));
-  std::printf("coordinator peak RSS: %.1f MiB\n", static_cast<double>(peak_rss_kib(coordinator.pid())) / 1024.0);
+  std::printf("coordinator peak RSS: %.1f MiB\n",
+              static_cast<double>(ts::bench::status_kib(coordinator.pid(), "VmHWM")) / 1024.0);
   return 0;
 }

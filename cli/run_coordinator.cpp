@@ -1,3 +1,5 @@
+#include <sys/resource.h>
+
 #include <boost/asio.hpp>
 #include <csignal>
 #include <fstream>
@@ -6,10 +8,31 @@
 #include "cli/shutdown.hpp"
 #include "coordinator/coordinator.hpp"
 #include "shared/errors.hpp"
+#include "shared/log.hpp"
 #include "shared/seconds.hpp"
 #include "shared/wire/authentication.hpp"
 
 namespace ts::cli {
+namespace {
+
+// Every session is a socket: the soft open-files limit (often 1,024) goes up
+// to the hard one. A --max-connections asked for above what that leaves is
+// refused; the default, where the hard limit is low, only warned about.
+void raise_open_files_limit(std::size_t connections, bool asked) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  limit.rlim_cur = limit.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &limit);
+  getrlimit(RLIMIT_NOFILE, &limit);
+  constexpr rlim_t reserve = 64;  // the store, its WAL, /metrics, logs
+  if (limit.rlim_cur == RLIM_INFINITY || connections + reserve <= limit.rlim_cur) return;
+  const auto problem = std::to_string(connections) + " sessions need more open files than the " +
+                       std::to_string(limit.rlim_cur) + " allowed (ulimit -Hn)";
+  if (asked) throw InvalidInput("--max-connections", problem + "; raise the hard limit or ask for fewer");
+  log::warn("{}: sessions past the limit will be refused", problem);
+}
+
+}  // namespace
 
 Command add_coordinator_command(CLI::App& app) {
   auto* command = app.add_subcommand("coordinator", "run the coordinator: schedules sweeps to agents over TCP");
@@ -22,6 +45,7 @@ Command add_coordinator_command(CLI::App& app) {
     double deadline_margin_s = seconds_of(coordinator::RegistryOptions{}.deadline_margin);
     std::string token_file, tls_cert, tls_key;
     std::string metrics_listen, metrics_port_file;
+    std::size_t max_connections = coordinator::CoordinatorOptions{}.max_connections;
   };
   auto settings = std::make_shared<Settings>();
   command->add_option("--listen", settings->listen, "HOST:PORT to listen on (PORT 0: any free port)")
@@ -45,6 +69,13 @@ Command add_coordinator_command(CLI::App& app) {
                       "without authentication: bind an address only the monitoring network reaches");
   command->add_option("--metrics-port-file", settings->metrics_port_file,
                       "write the port /metrics is served on to this file once listening");
+  auto* max_connections =
+      command
+          ->add_option("--max-connections", settings->max_connections,
+                       "agent and client sessions at once (each one open file; the open-files limit is raised to the "
+                       "hard limit, which must exceed this)")
+          ->capture_default_str()
+          ->check(CLI::PositiveNumber);
   command
       ->add_option("--reattach-grace-s", settings->reattach_grace_s,
                    "how long a running job waits for its lost agent to come back before it is queued again")
@@ -55,7 +86,7 @@ Command add_coordinator_command(CLI::App& app) {
                    "added to a job's timeout_s: the coordinator's own deadline for an attempt")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  return [settings] {
+  return [settings, max_connections] {
     boost::asio::io_context io;
     coordinator::CoordinatorOptions options;
     options.listen = wire::parse_endpoint(settings->listen, "--listen");
@@ -67,6 +98,8 @@ Command add_coordinator_command(CLI::App& app) {
     if (!settings->metrics_listen.empty()) {
       options.metrics_listen = wire::parse_endpoint(settings->metrics_listen, "--metrics-listen");
     }
+    options.max_connections = settings->max_connections;
+    raise_open_files_limit(settings->max_connections, max_connections->count() > 0);
     options.jobs.reattach_grace = milliseconds_from_seconds(settings->reattach_grace_s);
     options.jobs.deadline_margin = milliseconds_from_seconds(settings->deadline_margin_s);
     // Past a file-size limit the store's writes fail (and the coordinator

@@ -86,6 +86,21 @@ void Coordinator::start() {
     log::info("serving Prometheus metrics on http://{}:{}/metrics", options_.metrics_listen->host, metrics_port());
   asio::co_spawn(io_, accept_loop(), rethrow_from_run("the coordinator's accept loop"));
   asio::co_spawn(io_, housekeeping(), rethrow_from_run("the coordinator's housekeeping"));
+  if (metrics_) asio::co_spawn(io_, loop_lag_probe(), rethrow_from_run("the coordinator's event-loop probe"));
+}
+
+asio::awaitable<void> Coordinator::loop_lag_probe() {
+  // A timer due every 25 ms: how late it fires is how long the loop was busy elsewhere.
+  constexpr auto period = std::chrono::milliseconds(25);
+  asio::steady_timer timer(io_);
+  while (!stopped_) {
+    const auto due = Clock::now() + period;
+    timer.expires_at(due);
+    boost::system::error_code ignored;
+    co_await timer.async_wait(asio::redirect_error(use_awaitable, ignored));
+    if (stopped_) break;
+    metrics_->loop_lag(Clock::now() - due);
+  }
 }
 
 asio::awaitable<void> Coordinator::housekeeping() {

@@ -30,6 +30,9 @@ struct CoordinatorOptions {
   std::chrono::milliseconds heartbeat_interval{2000};
   std::chrono::milliseconds handshake_timeout{5000};  // a peer must say hello this soon
   std::chrono::milliseconds client_idle_timeout{60000};
+  // Agent and client sessions at once; each is a file descriptor, so the
+  // process's open-files limit must exceed it (`torchsweep coordinator`
+  // raises its soft limit to the hard one).
   std::size_t max_connections = 1024;
   bool resume_unfinished = true;  // queue again the unfinished jobs found in the store
   RegistryOptions jobs;           // grace, deadlines, default timeout
@@ -100,6 +103,7 @@ class Coordinator {
   // Every heartbeat interval: a heartbeat to each agent, the registry's
   // deadlines, and the metrics' gauges.
   asio::awaitable<void> housekeeping();
+  asio::awaitable<void> loop_lag_probe();  // with metrics only
   void refresh_metrics();
   void handle_agent_message(const std::string& agent, const std::string& type, const nlohmann::json& message);
   void send_to_agent(const std::string& agent, const nlohmann::json& message);

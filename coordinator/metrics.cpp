@@ -97,7 +97,17 @@ Metrics::Metrics(const wire::Endpoint& listen)
                             .Name("torchsweep_dispatch_latency_seconds")
                             .Help("From a job's queueing to its assignment to an agent")
                             .Register(*registry_)
-                            .Add({}, latency_buckets())) {
+                            .Add({}, latency_buckets())),
+      loop_lag_(BuildHistogram()
+                    .Name("torchsweep_event_loop_lag_seconds")
+                    .Help("How late the coordinator's event loop ran a timer that was due")
+                    .Register(*registry_)
+                    .Add({}, latency_buckets())),
+      loop_lag_max_(BuildGauge()
+                        .Name("torchsweep_event_loop_lag_max_seconds")
+                        .Help("The longest event-loop lag since the coordinator started")
+                        .Register(*registry_)
+                        .Add({})) {
   exposer_->RegisterCollectable(registry_);
 }
 
@@ -130,6 +140,11 @@ void Metrics::job_event(const JobEvent& event) {
 void Metrics::result_ingested(std::chrono::duration<double> latency) {
   results_ingested_.Increment();
   ingest_latency_.Observe(latency.count());
+}
+
+void Metrics::loop_lag(std::chrono::duration<double> lag) {
+  loop_lag_.Observe(lag.count());
+  if (lag.count() > loop_lag_max_.Value()) loop_lag_max_.Set(lag.count());
 }
 
 void Metrics::refresh_agents(const std::vector<AgentSample>& agents) {

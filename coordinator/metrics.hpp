@@ -43,6 +43,11 @@ class Metrics {
   // A result or failure report stored: from its arrival to its commit.
   void result_ingested(std::chrono::duration<double> latency);
 
+  // How late the event loop ran a timer due now: the longest pause of
+  // everything the coordinator's one thread does (a histogram and the
+  // largest seen).
+  void loop_lag(std::chrono::duration<double> lag);
+
   void refresh_agents(const std::vector<AgentSample>& agents);
   // sweep id -> state -> jobs, for the sweeps the store lists as current.
   void refresh_jobs(const std::map<std::string, std::map<std::string, int64_t>>& jobs);
@@ -62,6 +67,8 @@ class Metrics {
   prometheus::Counter& results_ingested_;
   prometheus::Histogram& ingest_latency_;
   prometheus::Histogram& dispatch_latency_;
+  prometheus::Histogram& loop_lag_;
+  prometheus::Gauge& loop_lag_max_;
   // The gauges of the last refresh, removed when their agent, label or
   // sweep is gone.
   std::map<std::string, prometheus::Gauge*> agent_gauges_, label_gauges_;

@@ -29,9 +29,16 @@ struct SimulatedAgentStats {
 class SimulatedAgent {
  public:
   // `gpus`: how many GPUs to claim (name "NVIDIA H100 80GB HBM3", 80 GB each).
+  // `heartbeat`: how often it says it is alive (the coordinator's default
+  // interval is 2 s; tests want quicker).
   SimulatedAgent(boost::asio::io_context& io, wire::Endpoint coordinator, std::string name, int gpus,
-                 std::chrono::milliseconds hold)
-      : io_(io), coordinator_(std::move(coordinator)), name_(std::move(name)), gpus_(gpus), hold_(hold) {
+                 std::chrono::milliseconds hold, std::chrono::milliseconds heartbeat = std::chrono::milliseconds(250))
+      : io_(io),
+        coordinator_(std::move(coordinator)),
+        name_(std::move(name)),
+        gpus_(gpus),
+        hold_(hold),
+        heartbeat_(heartbeat) {
     result_template_ = make_result({});
   }
 
@@ -79,7 +86,7 @@ class SimulatedAgent {
       nlohmann::json running = nlohmann::json::array();
       for (const auto& [job_id, attempt] : attempts_) running.push_back({{"job_id", job_id}, {"attempt", attempt}});
       connection->send(wire::make_message("heartbeat", {{"running", running}}));
-      timer.expires_after(std::chrono::milliseconds(250));
+      timer.expires_after(heartbeat_);
       boost::system::error_code ignored;
       co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ignored));
     }
@@ -119,6 +126,7 @@ class SimulatedAgent {
   nlohmann::json result_template_;
   std::shared_ptr<wire::Connection> connection_;
   std::set<int64_t> in_use_;
+  std::chrono::milliseconds heartbeat_;
   std::map<std::string, int64_t> attempts_;  // running job -> attempt, for the heartbeats
   std::size_t running_ = 0;
   SimulatedAgentStats stats_;
