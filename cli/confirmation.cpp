@@ -43,6 +43,7 @@ readers::Table confirm_regressions(const ClientSettings& client, const std::stri
   const auto classification = readers::column_of(table, "classification");
   std::string sweep_id;
   std::size_t queued = 0;
+  auto database = store::open_read_only(db);
   for (const auto& row : table.rows) {
     if (row[classification] != "flagged") continue;
     // The configurations behind the flagged group, and how many reruns each.
@@ -51,7 +52,6 @@ readers::Table confirm_regressions(const ClientSettings& client, const std::stri
       if (row[a].is_null()) continue;
       group.where.emplace_back(table.columns[a], row[a].is_string() ? row[a].get<std::string>() : row[a].dump());
     }
-    auto database = store::open_read_only(db);
     const auto configurations = readers::configurations_of(database, group);
     if (configurations.empty()) continue;
     const auto each =

@@ -139,10 +139,9 @@ void print_results(store::Store& store, const std::string& sweep_id, const std::
             << readers::render(plain, readers::Format::table, terminal_width());
   options.compare = "mode";
   const auto compared = readers::query(store.database(), options);
-  const bool any_pair = std::any_of(compared.rows.begin(), compared.rows.end(), [&](const auto& row) {
-    const auto speedup = std::find(compared.columns.begin(), compared.columns.end(), "speedup");
-    return !row[static_cast<std::size_t>(speedup - compared.columns.begin())].is_null();
-  });
+  const auto speedup = readers::column_of(compared, "speedup");
+  const bool any_pair =
+      std::any_of(compared.rows.begin(), compared.rows.end(), [&](const auto& row) { return !row[speedup].is_null(); });
   if (any_pair) {
     std::cout << "\nCompiled vs eager (speedup = eager time / compiled time, 95% bootstrap interval):\n"
               << readers::render(compared, readers::Format::table, terminal_width());

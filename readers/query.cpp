@@ -10,8 +10,10 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <unordered_map>
 
+#include "readers/sql_parts.hpp"
 #include "shared/errors.hpp"
 #include "shared/statistics.hpp"
 #include "shared/timestamp.hpp"
@@ -117,15 +119,7 @@ struct Condition {
 
 // Binds the condition's values to its '?'s, the first of them at `first`.
 void bind_condition(Statement& statement, const Condition& condition, int first = 1) {
-  for (std::size_t i = 0; i < condition.values.size(); ++i) {
-    statement.bind(first + static_cast<int>(i), std::string_view(condition.values[i]));
-  }
-}
-
-std::string placeholders(std::size_t n) {
-  std::string text;
-  for (std::size_t i = 0; i < n; ++i) text += i == 0 ? "?" : ",?";
-  return text;
+  bind_texts(statement, condition.values, first);
 }
 
 // A sweep id, or the newest sweep of that name; results stored without a
@@ -281,10 +275,6 @@ std::vector<std::string> values_of(Database& database, const Condition& conditio
   std::vector<std::string> values;
   while (select.step()) values.push_back(select.is_null(0) ? "" : select.text(0));
   return values;
-}
-
-std::string json_text(const nlohmann::json& value) {
-  return value.is_string() ? value.get<std::string>() : value.is_null() ? "" : value.dump();
 }
 
 // A sweep id; else the newest sweep with that name or tag that is not
@@ -589,7 +579,7 @@ Table adaptive_stops(Database& database, const ResultFilter& filter) {
       "JOIN sweeps s USING (sweep_id)";
   if (!ids.empty()) sql += " WHERE a.sweep_id IN (" + placeholders(ids.size()) + ")";
   auto select = database.prepare(sql + " ORDER BY s.rowid, a.pair_key");
-  for (std::size_t i = 0; i < ids.size(); ++i) select.bind(static_cast<int>(i) + 1, std::string_view(ids[i]));
+  bind_texts(select, ids);
   static const std::map<std::string, std::string> why{
       {"running", "still adding rounds"},
       {"converged", "the speedup interval became as narrow as the sweep asks"},
@@ -709,17 +699,25 @@ std::string csv_field(const nlohmann::json& value) {
 
 }  // namespace
 
+std::size_t column_of(const Table& table, const std::string& name) {
+  const auto found = std::find(table.columns.begin(), table.columns.end(), name);
+  if (found == table.columns.end()) throw std::out_of_range("no column '" + name + "'");
+  return static_cast<std::size_t>(found - table.columns.begin());
+}
+
+nlohmann::json row_objects(const Table& table) {
+  auto rows = nlohmann::json::array();
+  for (const auto& row : table.rows) {
+    nlohmann::json object = nlohmann::json::object();
+    for (std::size_t c = 0; c < table.columns.size(); ++c) object[table.columns[c]] = row[c];
+    rows.push_back(std::move(object));
+  }
+  return rows;
+}
+
 std::string render(const Table& table, Format format, std::size_t width) {
   std::string out;
-  if (format == Format::json) {
-    auto rows = nlohmann::json::array();
-    for (const auto& row : table.rows) {
-      nlohmann::json object = nlohmann::json::object();
-      for (std::size_t c = 0; c < table.columns.size(); ++c) object[table.columns[c]] = row[c];
-      rows.push_back(std::move(object));
-    }
-    return rows.dump(2) + "\n";
-  }
+  if (format == Format::json) return row_objects(table).dump(2) + "\n";
   if (format == Format::csv) {
     for (std::size_t c = 0; c < table.columns.size(); ++c) out += (c ? "," : "") + csv_field(table.columns[c]);
     out += "\n";

@@ -71,6 +71,11 @@ std::string resolve_baseline(Database& database, const std::string& baseline, co
 // The configuration keys (jobs.config_key) of the results that pass `filter`.
 std::vector<std::string> configurations_of(Database& database, const ResultFilter& filter);
 
+// The column index of `name` in `table`; throws std::out_of_range.
+std::size_t column_of(const Table& table, const std::string& name);
+// The rows as JSON objects keyed by column (what --format json prints).
+nlohmann::json row_objects(const Table& table);
+
 enum class Format { table, csv, json };
 Format parse_format(const std::string& text, const std::string& field);
 // `width` (table format only; 0: no limit) is the terminal's: a table wider

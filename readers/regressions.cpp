@@ -3,15 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <stdexcept>
 
 namespace ts::readers {
-
-std::size_t column_of(const Table& table, const std::string& name) {
-  const auto found = std::find(table.columns.begin(), table.columns.end(), name);
-  if (found == table.columns.end()) throw std::out_of_range("no column '" + name + "'");
-  return static_cast<std::size_t>(found - table.columns.begin());
-}
 
 double smallest_attainable_p(std::size_t n, std::size_t m) {
   if (n == 0 || m == 0) return 1;

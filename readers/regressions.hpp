@@ -30,9 +30,6 @@ struct RegressionOptions {
 // that are not worse).
 Table regressions(Database& database, const RegressionOptions& options);
 
-// The column index of `name` in `table`; throws std::out_of_range.
-std::size_t column_of(const Table& table, const std::string& name);
-
 // The smallest two-sided p-value an exact Mann-Whitney test of n against m
 // runs can give: 2 / C(n + m, n).
 double smallest_attainable_p(std::size_t n, std::size_t m);

@@ -7,6 +7,7 @@
 #include "readers/change_points.hpp"
 #include "readers/regressions.hpp"
 #include "readers/report_assets.hpp"
+#include "readers/sql_parts.hpp"
 #include "shared/errors.hpp"
 #include "shared/json_io.hpp"
 #include "shared/statistics.hpp"
@@ -23,22 +24,7 @@ const std::vector<std::string> configuration_axes{"model", "task", "batch_size",
 // Of those, the ones a sweep document has as axes (device_name is the node's).
 const std::vector<std::string> sweep_axes{"model", "task", "batch_size", "precision", "mode", "gpus", "runner"};
 
-std::string text_of(const nlohmann::json& value) {
-  return value.is_string() ? value.get<std::string>() : value.is_null() ? "" : value.dump();
-}
-
-// Table rows as objects keyed by column, for the page's script.
-nlohmann::json objects(const Table& table) {
-  auto rows = nlohmann::json::array();
-  for (const auto& row : table.rows) {
-    nlohmann::json object;
-    for (std::size_t c = 0; c < table.columns.size(); ++c) object[table.columns[c]] = row[c];
-    rows.push_back(std::move(object));
-  }
-  return rows;
-}
-
-nlohmann::json table_json(const Table& table) { return {{"columns", table.columns}, {"rows", objects(table)}}; }
+nlohmann::json table_json(const Table& table) { return {{"columns", table.columns}, {"rows", row_objects(table)}}; }
 
 struct SweepRow {
   std::string id, name, created_at;
@@ -49,18 +35,12 @@ std::vector<SweepRow> sweeps_where(Database& database, const std::string& condit
                                    const std::vector<std::string>& values) {
   auto select =
       database.prepare("SELECT sweep_id, name, created_at, spec FROM sweeps WHERE " + condition + " ORDER BY rowid");
-  for (std::size_t i = 0; i < values.size(); ++i) select.bind(static_cast<int>(i) + 1, std::string_view(values[i]));
+  bind_texts(select, values);
   std::vector<SweepRow> rows;
   while (select.step()) {
     rows.push_back({select.text(0), select.text(1), select.text(2), nlohmann::json::parse(select.text(3))});
   }
   return rows;
-}
-
-std::string placeholders(std::size_t n) {
-  std::string text;
-  for (std::size_t i = 0; i < n; ++i) text += i == 0 ? "?" : ",?";
-  return text;
 }
 
 // The sweeps reported on (see ReportOptions).
@@ -98,7 +78,7 @@ std::vector<SweepRow> history_sweeps(Database& database, const std::vector<Sweep
     if (ids.empty()) return {};
     auto select = database.prepare("SELECT DISTINCT tag FROM sweep_tags WHERE sweep_id IN (" +
                                    placeholders(ids.size()) + ") ORDER BY tag");
-    for (std::size_t i = 0; i < ids.size(); ++i) select.bind(static_cast<int>(i) + 1, std::string_view(ids[i]));
+    bind_texts(select, ids);
     while (select.step()) wanted.push_back(select.text(0));
   }
   if (wanted.empty()) return current;
@@ -120,7 +100,7 @@ std::string label_of(const nlohmann::json& row, const std::vector<std::string>& 
   std::string text;
   for (const auto& axis : axes) {
     if (!row.contains(axis) || row.at(axis).is_null()) continue;
-    auto value = text_of(row.at(axis));
+    auto value = json_text(row.at(axis));
     if (axis == "batch_size") value = "bs" + value;
     if (axis == "gpus") value += value == "1" ? " rank" : " ranks";
     text += (text.empty() ? "" : " ") + value;
@@ -150,10 +130,10 @@ const nlohmann::json* spec_for(Database& database, const std::vector<SweepRow>& 
   for (const char* axis : {"model", "task", "batch_size", "precision", "runner", "gpus"}) {
     if (!row.contains(axis) || row.at(axis).is_null()) continue;
     sql += std::string(" AND r.") + axis + " = ?";
-    values.push_back(text_of(row.at(axis)));
+    values.push_back(json_text(row.at(axis)));
   }
   auto select = database.prepare(sql + " ORDER BY r.received_at DESC LIMIT 1");
-  for (std::size_t i = 0; i < values.size(); ++i) select.bind(static_cast<int>(i) + 1, std::string_view(values[i]));
+  bind_texts(select, values);
   if (!select.step()) return nullptr;
   const auto id = select.text(0);
   for (const auto& sweep : current) {
@@ -171,11 +151,8 @@ nlohmann::json environments(Database& database, const std::vector<std::string>& 
       "ON d.job_id = r.job_id AND d.attempt = r.attempt WHERE r.sweep_id IN (" +
       placeholders(sweep_ids.size()) + ") AND r.rowid IN (SELECT MAX(rowid) FROM results WHERE sweep_id IN (" +
       placeholders(sweep_ids.size()) + ") GROUP BY host, runner) ORDER BY r.host, r.runner");
-  for (int pass = 0; pass < 2; ++pass) {
-    for (std::size_t i = 0; i < sweep_ids.size(); ++i) {
-      select.bind(pass * static_cast<int>(sweep_ids.size()) + static_cast<int>(i) + 1, std::string_view(sweep_ids[i]));
-    }
-  }
+  bind_texts(select, sweep_ids);
+  bind_texts(select, sweep_ids, static_cast<int>(sweep_ids.size()) + 1);
   while (select.step()) {
     const auto document = nlohmann::json::parse(select.text(3));
     const auto context = document.value("context", nlohmann::json::object());
@@ -209,7 +186,7 @@ nlohmann::json environments(Database& database, const std::vector<std::string>& 
 
 int64_t count_of(Database& database, const std::string& sql, const std::vector<std::string>& values) {
   auto select = database.prepare(sql);
-  for (std::size_t i = 0; i < values.size(); ++i) select.bind(static_cast<int>(i) + 1, std::string_view(values[i]));
+  bind_texts(select, values);
   return select.step() ? select.integer(0) : 0;
 }
 
@@ -220,16 +197,17 @@ void add_speedups(const Table& table, const std::string& compared_axis, const st
   auto axes = configuration_axes;
   std::erase(axes, compared_axis);
   const bool by_mode = compared_axis == "mode";
-  for (const auto& row : objects(table)) {
+  for (const auto& row : row_objects(table)) {
     if (row.at("speedup").is_null()) continue;
-    out.push_back({{"configuration", label_of(row, axes)},
-                   {"comparison", by_mode ? "compiled vs eager" : text_of(row.at(compared_axis)) + " vs " + reference},
-                   {"reference_runs", row.at(by_mode ? "runs:eager" : "runs:" + reference)},
-                   {"other_runs", row.at(by_mode ? "runs:compiled" : "runs:other")},
-                   {"speedup", row.at("speedup")},
-                   {"low", row.at("speedup_low")},
-                   {"high", row.at("speedup_high")},
-                   {"memory_reduction", row.at("memory_reduction")}});
+    out.push_back(
+        {{"configuration", label_of(row, axes)},
+         {"comparison", by_mode ? "compiled vs eager" : json_text(row.at(compared_axis)) + " vs " + reference},
+         {"reference_runs", row.at(by_mode ? "runs:eager" : "runs:" + reference)},
+         {"other_runs", row.at(by_mode ? "runs:compiled" : "runs:other")},
+         {"speedup", row.at("speedup")},
+         {"low", row.at("speedup_low")},
+         {"high", row.at("speedup_high")},
+         {"memory_reduction", row.at("memory_reduction")}});
   }
 }
 
@@ -249,8 +227,8 @@ nlohmann::json trends(Database& database, const ReportOptions& options, const st
   const auto table = query(database, query_options);
   // configuration label -> (history position, median, runs)
   std::map<std::string, std::vector<std::tuple<std::size_t, double, int64_t>>> points;
-  for (const auto& row : objects(table)) {
-    const auto found = position.find(text_of(row.at("sweep")));
+  for (const auto& row : row_objects(table)) {
+    const auto found = position.find(json_text(row.at("sweep")));
     if (found == position.end() || row.at("epoch_time_s").is_null()) continue;
     points[label_of(row, configuration_axes)].emplace_back(found->second, row.at("epoch_time_s").get<double>(),
                                                            row.at("runs").get<int64_t>());
@@ -314,7 +292,7 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
   plain_options.filter = filter;
   plain_options.metrics = {"epoch_time", "samples_per_s", "peak_memory", "warmup_memory", "compile_time", "mfu"};
   const auto plain = query(database, plain_options);
-  auto configurations = objects(plain);
+  auto configurations = row_objects(plain);
   int64_t runs = 0, flagged = 0, most_runs = 0;
   for (auto& row : configurations) {
     runs += row.at("runs").get<int64_t>();
@@ -346,7 +324,7 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
     compare.compare = "mode";
     const auto by_mode = query(database, compare);
     add_speedups(by_mode, "mode", "eager", speedups);
-    for (const auto& row : objects(by_mode)) {
+    for (const auto& row : row_objects(by_mode)) {
       if (row.at("peak_memory_mib:eager").is_null() || row.at("peak_memory_mib:compiled").is_null()) continue;
       auto axes = configuration_axes;
       std::erase(axes, std::string("mode"));
@@ -356,7 +334,7 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
                         {"field", row.at("memory_field")}});
     }
     std::set<std::string> runners;
-    for (const auto& row : configurations) runners.insert(text_of(row.at("runner")));
+    for (const auto& row : configurations) runners.insert(json_text(row.at("runner")));
     if (runners.size() > 1) {
       const auto reference = runners.contains("libtorch") ? std::string("libtorch") : *runners.begin();
       compare.compare = "runner=" + reference + ",*";
@@ -399,10 +377,10 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
     data["regressions"] = table_json(table);
     std::map<std::string, int64_t> counted;
     for (const auto& row : data["regressions"]["rows"]) {
-      const auto verdict = text_of(row.at("verdict"));
+      const auto verdict = json_text(row.at("verdict"));
       if (verdict == "regressed" || verdict == "improved")
         ++counted[verdict == "regressed" ? "regressions" : "improvements"];
-      if (!row.at("classification").is_null()) ++counted[text_of(row.at("classification"))];
+      if (!row.at("classification").is_null()) ++counted[json_text(row.at("classification"))];
     }
     for (const char* key : {"regressions", "improvements", "confirmed", "unconfirmed", "suspicious"})
       summary[key] = counted[key];

@@ -16,27 +16,18 @@
 #include <set>
 
 #include "tests/support/cluster.hpp"
+#include "tests/support/network_namespace.hpp"
 
 namespace ts {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::ip_binary;
+using testing::network_namespace;
 using testing::wait_for;
 
 constexpr const char* coordinator_address = "10.232.0.1";
 constexpr int hosts = 3;
-
-std::string ip_binary() {
-  for (const char* path : {"/usr/sbin/ip", "/usr/bin/ip", "/sbin/ip", "/bin/ip"}) {
-    if (std::filesystem::exists(path)) return path;
-  }
-  return "ip";
-}
-
-std::string network_namespace(const std::string& pid) {
-  std::error_code error;
-  return std::filesystem::read_symlink("/proc/" + pid + "/ns/net", error).string();
-}
 
 std::string host_address(int host) { return "10.232.0." + std::to_string(11 + host); }
 // The bridge's end of a host's veth pair.

@@ -9,27 +9,18 @@
 #include <thread>
 
 #include "tests/support/cluster.hpp"
+#include "tests/support/network_namespace.hpp"
 
 namespace ts {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::ip_binary;
+using testing::network_namespace;
 using testing::wait_for;
 
 constexpr const char* coordinator_address = "10.231.0.1";
 constexpr const char* agent_address = "10.231.0.2";
-
-std::string ip_binary() {
-  for (const char* path : {"/usr/sbin/ip", "/usr/bin/ip", "/sbin/ip", "/bin/ip"}) {
-    if (std::filesystem::exists(path)) return path;
-  }
-  return "ip";
-}
-
-std::string network_namespace(const std::string& pid) {
-  std::error_code error;
-  return std::filesystem::read_symlink("/proc/" + pid + "/ns/net", error).string();
-}
 
 class Partitions : public testing::Cluster {
  protected:
