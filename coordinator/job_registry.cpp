@@ -36,10 +36,11 @@ void JobRegistry::track(const store::StoredJob& job, const SweepSettings& settin
   schedulable.ordinal = job.ordinal;
   schedulable.gpus = job.gpus;
   if (const auto hosts = job.document.find("hosts"); hosts != job.document.end() && !hosts->empty()) {
-    // A multi-node job reserves the launching agent's share of its GPUs;
-    // its other hosts are the sweep's to keep free (docs/multi-gpu.md).
+    // A multi-node job reserves the launching agent's share of its GPUs,
+    // and keeps its other hosts' agents free (docs/multi-gpu.md).
     const auto nodes = static_cast<int64_t>(hosts->size());
     schedulable.gpus = (job.gpus + nodes - 1) / nodes;
+    schedulable.hosts = hosts->get<std::vector<std::string>>();
   }
   schedulable.uses_gpus = job_fields::get<std::string>(job.document, "device").starts_with("cuda");
   schedulable.node_exclusive = settings.node_exclusive;

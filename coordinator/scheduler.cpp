@@ -27,15 +27,26 @@ Requirements Requirements::from_json(const nlohmann::json& requirements) {
 
 void Scheduler::add_agent(AgentResources agent) {
   const auto name = agent.name;
-  agents_[name] = AgentState{std::move(agent), {}, {}, false, false, false};
+  auto& state = agents_[name] = AgentState{std::move(agent), {}, {}, false, false, false, std::nullopt};
+  // Back while a multi-node job it is a host of still runs: kept free again.
+  for (auto& [job_id, running] : running_) {
+    if (running.agent != name && host_agents(jobs_.at(job_id)).contains(name)) {
+      state.kept_for = job_id;
+      running.reserved.insert(name);
+    }
+  }
   dirty_agents_.insert(name);
 }
 
 std::vector<std::string> Scheduler::remove_agent(const std::string& name) {
   const auto found = agents_.find(name);
   if (found == agents_.end()) return {};
+  if (const auto& kept_for = found->second.kept_for) running_.at(*kept_for).reserved.erase(name);
   std::vector<std::string> orphans(found->second.jobs.begin(), found->second.jobs.end());
-  for (const auto& job_id : orphans) running_.erase(job_id);
+  for (const auto& job_id : orphans) {
+    free_reserved(running_.at(job_id));
+    running_.erase(job_id);
+  }
   agents_.erase(found);
   dirty_agents_.erase(name);
   std::erase_if(pins_, [&](const auto& pin) { return pin.second == name; });
@@ -82,6 +93,7 @@ bool Scheduler::release(const std::string& job_id) {
       state.jobs.erase(job_id);
       dirty_agents_.insert(agent->first);
     }
+    free_reserved(running->second);
     running_.erase(running);
   }
   queue_.erase(key_of(job->second));
@@ -106,9 +118,44 @@ bool Scheduler::block(const std::string& agent, bool blocked) {
   return true;
 }
 
+std::set<std::string> Scheduler::host_agents(const SchedulableJob& job) const {
+  std::set<std::string> names;
+  for (const auto& host : job.hosts) {
+    if (auto name = host.substr(0, host.find(':')); agents_.contains(name)) names.insert(std::move(name));
+  }
+  return names;
+}
+
+bool Scheduler::holds(const SchedulableJob& job, const std::string& agent) const {
+  const auto nodes = host_agents(job);
+  return nodes.contains(agent) &&
+         std::none_of(nodes.begin(), nodes.end(), [&](const auto& node) { return agents_.at(node).blocked; });
+}
+
+void Scheduler::free_reserved(RunningJob& job) {
+  for (const auto& name : job.reserved) {
+    if (const auto node = agents_.find(name); node != agents_.end()) {
+      node->second.kept_for.reset();
+      dirty_agents_.insert(name);
+    }
+  }
+  job.reserved.clear();
+}
+
 std::optional<std::vector<int64_t>> Scheduler::fit(const SchedulableJob& job, const AgentState& agent) const {
   const auto& resources = agent.resources;
-  if (agent.blocked || agent.exclusive_busy || (job.node_exclusive && !agent.jobs.empty())) return std::nullopt;
+  if (agent.blocked || agent.exclusive_busy || agent.kept_for || (job.node_exclusive && !agent.jobs.empty())) {
+    return std::nullopt;
+  }
+  // A multi-node job whose hosts run agents starts from one of them, when
+  // the others are idle: its ranks there must not share the node.
+  if (const auto nodes = host_agents(job); !nodes.empty()) {
+    if (!nodes.contains(resources.name)) return std::nullopt;
+    for (const auto& node : nodes) {
+      const auto& peer = agents_.at(node);
+      if (node != resources.name && (peer.blocked || peer.kept_for || !peer.jobs.empty())) return std::nullopt;
+    }
+  }
   if (!resources.runners.contains(job.runner)) return std::nullopt;
   for (const auto& [key, value] : job.requirements.labels) {
     const auto label = resources.labels.find(key);
@@ -138,7 +185,12 @@ void Scheduler::occupy(const SchedulableJob& job, AgentState& agent, const std::
   agent.cpu_busy = agent.cpu_busy || !job.uses_gpus;
   agent.exclusive_busy = agent.exclusive_busy || job.node_exclusive;
   agent.jobs.insert(job.job_id);
-  running_[job.job_id] = RunningJob{agent.resources.name, gpus, !job.uses_gpus};
+  auto& running = running_[job.job_id] = RunningJob{agent.resources.name, gpus, !job.uses_gpus, {}};
+  for (const auto& node : host_agents(job)) {
+    if (node == agent.resources.name) continue;
+    agents_.at(node).kept_for = job.job_id;
+    running.reserved.insert(node);
+  }
   if (job.pinned) pins_.emplace(std::make_pair(job.sweep_id, job.config_key), agent.resources.name);
 }
 
@@ -159,10 +211,13 @@ std::vector<Assignment> Scheduler::schedule() {
       placed = false;
       // Cheap test first: an agent that can take nothing more is not scanned.
       const bool has_free_gpu = agent.busy_gpus.size() < agent.resources.gpus.size();
-      if (agent.blocked || agent.exclusive_busy || (agent.cpu_busy && !has_free_gpu)) break;
+      if (agent.blocked || agent.exclusive_busy || agent.kept_for || (agent.cpu_busy && !has_free_gpu)) break;
       for (auto key = queue_.begin(); key != queue_.end(); ++key) {
         auto& job = jobs_.at(std::get<3>(*key));
         const auto gpus = fit(job, agent);
+        // A node waits for a multi-node job queued before what it could run
+        // instead, or later jobs would starve it.
+        if (!gpus && !job.hosts.empty() && holds(job, name)) break;
         if (!gpus) continue;
         occupy(job, agent, *gpus);
         job.attempts += 1;

@@ -6,7 +6,8 @@
 // required labels and enough free GPUs of the required kind and memory;
 // never two jobs on one GPU, at most one CPU job per agent, nothing beside a
 // node-exclusive job; repeats of a pinned sweep stay on the agent that ran
-// the first one.
+// the first one; a multi-node job whose hosts run agents is launched from
+// one of them and keeps the others free while it runs.
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -53,6 +54,9 @@ struct SchedulableJob {
   bool pinned = false;
   Requirements requirements;
   int64_t attempts = 0;  // attempts made so far
+  // A multi-node job's hosts (the job's `hosts`, HOST or HOST:SLOTS); those
+  // that name an agent are the job's nodes for as long as it runs.
+  std::vector<std::string> hosts;
 };
 
 struct Assignment {
@@ -105,16 +109,24 @@ class Scheduler {
     bool cpu_busy = false;
     bool exclusive_busy = false;
     bool blocked = false;
+    std::optional<std::string> kept_for;  // the multi-node job this node runs a rank of, launched elsewhere
   };
   struct RunningJob {
     std::string agent;
     std::vector<int64_t> gpus;
     bool cpu = false;
+    std::set<std::string> reserved;  // a multi-node job's other hosts' agents
   };
 
   static QueueKey key_of(const SchedulableJob& job);
   std::optional<std::vector<int64_t>> fit(const SchedulableJob& job, const AgentState& agent) const;
   void occupy(const SchedulableJob& job, AgentState& agent, const std::vector<int64_t>& gpus);
+  // The agents among a multi-node job's hosts, by name.
+  std::set<std::string> host_agents(const SchedulableJob& job) const;
+  // Whether a multi-node job that does not fit on `agent` now must still be
+  // waited for there: `agent` is one of its hosts, none of them blocked.
+  bool holds(const SchedulableJob& job, const std::string& agent) const;
+  void free_reserved(RunningJob& job);
 
   std::map<std::string, AgentState> agents_;
   std::map<std::string, SchedulableJob> jobs_;

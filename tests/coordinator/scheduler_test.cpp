@@ -180,5 +180,57 @@ TEST(Scheduler, CpuJobsTakeOneSlotPerAgentWhenNotExclusive) {
   EXPECT_EQ(ids(scheduler.schedule()), (Ids{"cpu1@node", "gpu@node"}));
 }
 
+SchedulableJob multi_node_job(const std::string& id, std::vector<std::string> hosts, int64_t ordinal = 0) {
+  auto out = job(id, ordinal);
+  out.gpus = 2;
+  out.hosts = std::move(hosts);
+  return out;
+}
+
+TEST(Scheduler, AMultiNodeJobRunsFromOneOfItsHostsAndKeepsTheOthersFree) {
+  Scheduler scheduler;
+  for (const char* name : {"n1", "n2", "n3"}) scheduler.add_agent(cpu_agent(name));
+  scheduler.enqueue(multi_node_job("two-nodes", {"n2:1", "n3"}));
+  for (int i = 1; i <= 3; ++i) scheduler.enqueue(job("single" + std::to_string(i), i));
+  // Launched from one of its hosts (n2); n3 runs its second rank and takes nothing else.
+  EXPECT_EQ(ids(scheduler.schedule()), (Ids{"single1@n1", "two-nodes@n2"}));
+  scheduler.release("single1");
+  EXPECT_EQ(ids(scheduler.schedule()), Ids{"single2@n1"});
+  scheduler.release("two-nodes");
+  EXPECT_EQ(ids(scheduler.schedule()), Ids{"single3@n2"});
+}
+
+TEST(Scheduler, AMultiNodeJobIsNotStarvedByLaterJobsOnItsHosts) {
+  Scheduler scheduler;
+  for (const char* name : {"n1", "n2"}) scheduler.add_agent(cpu_agent(name));
+  scheduler.enqueue(job("first", 0));
+  scheduler.enqueue(multi_node_job("two-nodes", {"n1", "n2"}, 1));
+  scheduler.enqueue(job("later", 2));
+  // n2 could run `later` now, but it waits for the multi-node job queued before it.
+  EXPECT_EQ(ids(scheduler.schedule()), Ids{"first@n1"});
+  scheduler.release("first");
+  EXPECT_EQ(ids(scheduler.schedule()), Ids{"two-nodes@n1"});
+}
+
+TEST(Scheduler, AnAgentLostByAMultiNodeJobsOtherHostOrphansNothing) {
+  Scheduler scheduler;
+  for (const char* name : {"n1", "n2"}) scheduler.add_agent(cpu_agent(name));
+  scheduler.enqueue(multi_node_job("two-nodes", {"n1", "n2"}));
+  EXPECT_EQ(ids(scheduler.schedule()), Ids{"two-nodes@n1"});
+  EXPECT_TRUE(scheduler.remove_agent("n2").empty());  // its launcher, n1, still runs it
+  scheduler.add_agent(cpu_agent("n2"));               // back while the job runs: still kept free
+  scheduler.enqueue(job("single"));
+  EXPECT_TRUE(scheduler.schedule().empty());
+  scheduler.release("two-nodes");
+  EXPECT_EQ(ids(scheduler.schedule()), Ids{"single@n1"});
+}
+
+TEST(Scheduler, AMultiNodeJobWhoseHostsRunNoAgentGoesToAnyAgent) {
+  Scheduler scheduler;
+  scheduler.add_agent(cpu_agent("launcher"));
+  scheduler.enqueue(multi_node_job("two-hosts", {"10.0.0.1", "10.0.0.2"}));
+  EXPECT_EQ(ids(scheduler.schedule()), Ids{"two-hosts@launcher"});
+}
+
 }  // namespace
 }  // namespace ts::coordinator
