@@ -64,9 +64,9 @@ void Connection::start() {
 
 asio::awaitable<nlohmann::json> Connection::receive() {
   FrameHeader header{};
-  co_await read_all(stream_, asio::buffer(header));
+  received_bytes_ += co_await read_all(stream_, asio::buffer(header));
   std::string payload(payload_length(header, limits_.max_frame_bytes), '\0');
-  co_await read_all(stream_, asio::buffer(payload));
+  received_bytes_ += co_await read_all(stream_, asio::buffer(payload));
   co_return decode_payload(payload);
 }
 
@@ -117,14 +117,36 @@ asio::awaitable<void> Connection::write_loop() {
   stop();
 }
 
+bool Connection::heard_since(std::uint64_t mark) {
+  boost::system::error_code error;
+  return received_bytes_ != mark || socket().available(error) > 0;
+}
+
+namespace {
+
+// Returns once the peer has been silent for `timeout`. A deadline that passes
+// while its bytes wait unread, or after it sent some, starts a new one: a
+// coordinator whose loop was busy for longer than the timeout must not take
+// a heartbeat waiting in the socket for the peer's silence.
+asio::awaitable<void> silence(Connection& connection, std::chrono::steady_clock::duration timeout) {
+  asio::steady_timer deadline(co_await asio::this_coro::executor);
+  for (auto mark = connection.received();; mark = connection.received()) {
+    deadline.expires_after(timeout);
+    co_await deadline.async_wait(use_awaitable);
+    if (!connection.heard_since(mark)) co_return;
+  }
+}
+
+}  // namespace
+
 asio::awaitable<nlohmann::json> receive_within(Connection& connection, std::chrono::steady_clock::duration timeout) {
   // wait_for_one, not the || operator: || waits for the first *success*, so a
   // bad frame or a closed peer would only be noticed at the deadline.
   const auto executor = co_await asio::this_coro::executor;
-  asio::steady_timer deadline(executor, timeout);
-  auto [order, failure, message, timer_error] =
-      co_await asio::experimental::make_parallel_group(asio::co_spawn(executor, connection.receive(), asio::deferred),
-                                                       deadline.async_wait(asio::deferred))
+  auto [order, failure, message, silence_ended] =
+      co_await asio::experimental::make_parallel_group(
+          asio::co_spawn(executor, connection.receive(), asio::deferred),
+          asio::co_spawn(executor, silence(connection, timeout), asio::deferred))
           .async_wait(asio::experimental::wait_for_one(), use_awaitable);
   if (order[0] == 1) throw boost::system::system_error(asio::error::timed_out);
   if (failure) std::rethrow_exception(failure);

@@ -47,6 +47,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool stopped() const noexcept { return stopped_; }
   const std::string& peer() const noexcept { return peer_; }
   bool encrypted() const noexcept { return std::holds_alternative<TlsStream>(stream_); }
+  // Whether the peer sent anything since `mark` (a value of received()):
+  // bytes read, or bytes waiting in the socket that nobody read yet.
+  std::uint64_t received() const noexcept { return received_bytes_; }
+  bool heard_since(std::uint64_t mark);
 
  private:
   Connection(Stream stream, ConnectionLimits limits);
@@ -57,6 +61,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::steady_timer wake_writer_;
   std::deque<std::string> outbox_;
   std::size_t queued_bytes_ = 0;
+  std::uint64_t received_bytes_ = 0;
   ConnectionLimits limits_;
   std::string peer_;
   bool closing_ = false;
@@ -68,6 +73,8 @@ std::string peer_address(const asio::ip::tcp::socket& socket);
 
 // Reads and validates one message within `timeout`; throws on timeout
 // (boost::system::system_error with asio::error::timed_out) or bad input.
+// The timeout is the peer's silence: a deadline that passes while the
+// peer's bytes wait to be read (the event loop was busy) is extended.
 asio::awaitable<nlohmann::json> receive_within(Connection& connection, std::chrono::steady_clock::duration timeout);
 
 }  // namespace ts::wire
