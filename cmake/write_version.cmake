@@ -2,7 +2,15 @@
 execute_process(COMMAND git -C ${SOURCE_DIR} rev-parse --short=12 HEAD
                 OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0 OR commit STREQUAL "")
-  set(commit "unknown")
+  # No git (a tree from `git archive`, as the container build uses): the
+  # commit git wrote into this file when it made the archive (export-subst).
+  file(READ ${SOURCE_DIR}/cmake/archived-commit.txt commit)
+  string(STRIP "${commit}" commit)
+  if(commit MATCHES "^[0-9a-f]+$")
+    string(SUBSTRING "${commit}" 0 12 commit)
+  else()
+    set(commit "unknown")
+  endif()
 else()
   execute_process(COMMAND git -C ${SOURCE_DIR} status --porcelain --untracked-files=no
                   OUTPUT_VARIABLE dirty OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
