@@ -4,7 +4,8 @@
 //   - memory per connected agent and per queued job (the coordinator's RSS);
 //   - coordinator CPU per heartbeat (an idle fleet) and per job;
 //   - jobs/s end to end (submission to the last result stored);
-//   - the longest pause of the coordinator's event loop (its /metrics).
+//   - the longest pause of the coordinator's event loop (its /metrics);
+//   - the agent sessions it dropped meanwhile (its log).
 //
 //   bench_fleet_scale [agents=5000] [jobs=50000] [idle_s=20] [workdir=/tmp/ts_bench_fleet]
 #include <sys/resource.h>
@@ -188,5 +189,10 @@ int main(int argc, char** argv) {
   std::printf("longest event-loop pause: %.3f s with the fleet and its sweep; %.3f s submitting %d queued jobs alone\n",
               ts::bench::scrape(fleet.metrics_port, "torchsweep_event_loop_lag_max_seconds"), submit_queued_s, jobs);
   std::printf("coordinator peak RSS: %.1f MiB\n", static_cast<double>(status_kib(fleet.pid(), "VmHWM")) / 1024.0);
+  // Sessions the coordinator ended for silence (or lost) while the fleet ran.
+  std::ifstream log(directory / "fleet" / "coordinator.log");
+  int dropped = 0;
+  for (std::string line; std::getline(log, line);) dropped += line.find(") disconnected") != std::string::npos;
+  std::printf("agent sessions dropped: %d of %d\n", dropped, agents);
   return 0;
 }
