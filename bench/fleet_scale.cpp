@@ -4,7 +4,8 @@
 //   - memory per connected agent and per queued job (the coordinator's RSS);
 //   - coordinator CPU per heartbeat (an idle fleet) and per job;
 //   - jobs/s end to end (submission to the last result stored);
-//   - the longest pause of the coordinator's event loop (its /metrics);
+//   - the longest pause of the coordinator's event loop (its /metrics), and
+//     with a sweep that no agent can take queued;
 //   - the agent sessions it dropped meanwhile (its log).
 //
 //   bench_fleet_scale [agents=5000] [jobs=50000] [idle_s=20] [workdir=/tmp/ts_bench_fleet]
@@ -105,7 +106,7 @@ int main(int argc, char** argv) {
   asio::io_context io;
   std::vector<std::unique_ptr<ts::testing::SimulatedAgent>> simulated;
   double connect_s = 0, per_agent_kib = 0, per_heartbeat_us = 0, per_queued_bytes = 0, submit_s = 0, total_s = 0,
-         per_job_us = 0, submit_queued_s = 0;
+         per_job_us = 0, submit_queued_s = 0, unplaceable_pause_s = 0;
   std::size_t stored = 0;
   asio::co_spawn(
       io,
@@ -148,6 +149,16 @@ int main(int argc, char** argv) {
         const double heartbeats_per_s = agents * 1000.0 / static_cast<double>(default_heartbeat.count());
         per_heartbeat_us = 1e6 * heartbeat_cpu_per_s / heartbeats_per_s;
 
+        // A sweep no agent can take, with the fleet connected: each agent
+        // with room looks at the queue at every dispatch. Cancelled before
+        // the sweep below.
+        const auto unplaceable = co_await ts::bench::request(
+            io, fleet.port, ts::wire::make_message("submit", {{"sweep", sweep_of(jobs, false)}}));
+        co_await sleep_for(io, std::chrono::seconds(10));  // heartbeats, and the dispatches they bring
+        unplaceable_pause_s = ts::bench::scrape(fleet.metrics_port, "torchsweep_event_loop_lag_max_seconds");
+        co_await ts::bench::request(io, fleet.port,
+                                    ts::wire::make_message("cancel", {{"sweep", unplaceable.at("sweep_id")}}));
+
         // The sweep, end to end.
         const auto start = Clock::now();
         const double cpu_before = cpu_seconds(fleet.pid());
@@ -188,6 +199,8 @@ int main(int argc, char** argv) {
   std::printf("coordinator CPU per job (heartbeats' share taken out): %.0f us\n", per_job_us);
   std::printf("longest event-loop pause: %.3f s with the fleet and its sweep; %.3f s submitting %d queued jobs alone\n",
               ts::bench::scrape(fleet.metrics_port, "torchsweep_event_loop_lag_max_seconds"), submit_queued_s, jobs);
+  std::printf("longest event-loop pause with %d jobs no agent can take queued and the fleet connected: %.3f s\n", jobs,
+              unplaceable_pause_s);
   std::printf("coordinator peak RSS: %.1f MiB\n", static_cast<double>(status_kib(fleet.pid(), "VmHWM")) / 1024.0);
   // Sessions the coordinator ended for silence (or lost) while the fleet ran.
   std::ifstream log(directory / "fleet" / "coordinator.log");

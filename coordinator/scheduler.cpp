@@ -1,6 +1,7 @@
 #include "coordinator/scheduler.hpp"
 
 #include <algorithm>
+#include <format>
 
 namespace ts::coordinator {
 
@@ -57,8 +58,30 @@ Scheduler::QueueKey Scheduler::key_of(const SchedulableJob& job) {
   return {-job.priority, job.sweep_sequence, job.ordinal, job.job_id};
 }
 
-void Scheduler::enqueue(SchedulableJob job) {
+std::string Scheduler::class_of(const SchedulableJob& job) {
+  auto key = std::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", job.runner, job.uses_gpus, job.gpus, job.node_exclusive,
+                         job.requirements.gpu_type, job.requirements.min_gpu_memory_gb);
+  for (const auto& [label, value] : job.requirements.labels) key += std::format("\x1f{}={}", label, value);
+  // A pinned job's agent is its configuration's own; hosts name its agents.
+  if (job.pinned) key += std::format("\x1epin\x1f{}\x1f{}", job.sweep_id, job.config_key);
+  for (const auto& host : job.hosts) key += "\x1ehost\x1f" + host;
+  return key;
+}
+
+void Scheduler::queue(const SchedulableJob& job) {
   queue_.insert(key_of(job));
+  classes_[class_of(job)].insert(key_of(job));
+}
+
+void Scheduler::dequeue(const SchedulableJob& job) {
+  if (queue_.erase(key_of(job)) == 0) return;
+  const auto found = classes_.find(class_of(job));
+  found->second.erase(key_of(job));
+  if (found->second.empty()) classes_.erase(found);
+}
+
+void Scheduler::enqueue(SchedulableJob job) {
+  queue(job);
   const auto id = job.job_id;
   jobs_[id] = std::move(job);
   queue_grew_ = true;
@@ -76,7 +99,7 @@ bool Scheduler::attach(const std::string& job_id, const std::string& agent, cons
   for (const auto gpu : gpus) {
     if (state->second.busy_gpus.contains(gpu)) return false;
   }
-  queue_.erase(key_of(job->second));
+  dequeue(job->second);
   occupy(job->second, state->second, gpus);
   return true;
 }
@@ -96,7 +119,7 @@ bool Scheduler::release(const std::string& job_id) {
     free_reserved(running->second);
     running_.erase(running);
   }
-  queue_.erase(key_of(job->second));
+  dequeue(job->second);
   jobs_.erase(job);
   return true;
 }
@@ -206,26 +229,33 @@ std::vector<Assignment> Scheduler::schedule() {
   std::vector<Assignment> assignments;
   for (const auto& name : candidates) {
     auto& agent = agents_.at(name);
-    bool placed = true;
-    while (placed && !queue_.empty()) {
-      placed = false;
+    while (!queue_.empty()) {
       // Cheap test first: an agent that can take nothing more is not scanned.
       const bool has_free_gpu = agent.busy_gpus.size() < agent.resources.gpus.size();
       if (agent.blocked || agent.exclusive_busy || agent.kept_for || (agent.cpu_busy && !has_free_gpu)) break;
-      for (auto key = queue_.begin(); key != queue_.end(); ++key) {
-        auto& job = jobs_.at(std::get<3>(*key));
-        const auto gpus = fit(job, agent);
+      // Each class's first job, in queue order.
+      std::vector<const QueueKey*> heads;
+      heads.reserve(classes_.size());
+      for (const auto& [key, queued] : classes_) heads.push_back(&*queued.begin());
+      std::sort(heads.begin(), heads.end(), [](const QueueKey* a, const QueueKey* b) { return *a < *b; });
+      SchedulableJob* chosen = nullptr;
+      std::optional<std::vector<int64_t>> gpus;
+      for (const auto* head : heads) {
+        auto& job = jobs_.at(std::get<3>(*head));
+        gpus = fit(job, agent);
+        if (gpus) {
+          chosen = &job;
+          break;
+        }
         // A node waits for a multi-node job queued before what it could run
         // instead, or later jobs would starve it.
-        if (!gpus && !job.hosts.empty() && holds(job, name)) break;
-        if (!gpus) continue;
-        occupy(job, agent, *gpus);
-        job.attempts += 1;
-        assignments.push_back({job.job_id, name, job.attempts, *gpus});
-        queue_.erase(key);
-        placed = true;
-        break;
+        if (!job.hosts.empty() && holds(job, name)) break;
       }
+      if (chosen == nullptr) break;
+      dequeue(*chosen);
+      occupy(*chosen, agent, *gpus);
+      chosen->attempts += 1;
+      assignments.push_back({chosen->job_id, name, chosen->attempts, *gpus});
     }
   }
   return assignments;

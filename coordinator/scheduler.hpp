@@ -119,6 +119,12 @@ class Scheduler {
   };
 
   static QueueKey key_of(const SchedulableJob& job);
+  // Jobs of one class fit the same agents alike (runner, resources,
+  // requirements, exclusivity, pin, hosts): an agent tests the first queued
+  // job of each class, not every queued job.
+  static std::string class_of(const SchedulableJob& job);
+  void queue(const SchedulableJob& job);
+  void dequeue(const SchedulableJob& job);
   std::optional<std::vector<int64_t>> fit(const SchedulableJob& job, const AgentState& agent) const;
   void occupy(const SchedulableJob& job, AgentState& agent, const std::vector<int64_t>& gpus);
   // The agents among a multi-node job's hosts, by name.
@@ -131,6 +137,7 @@ class Scheduler {
   std::map<std::string, AgentState> agents_;
   std::map<std::string, SchedulableJob> jobs_;
   std::set<QueueKey> queue_;
+  std::map<std::string, std::set<QueueKey>> classes_;  // queue_ by class_of(job)
   std::map<std::string, RunningJob> running_;
   std::map<std::pair<std::string, std::string>, std::string> pins_;  // (sweep, config) -> agent
   std::set<std::string> dirty_agents_;  // agents whose capacity grew since the last schedule()

@@ -232,5 +232,17 @@ TEST(Scheduler, AMultiNodeJobWhoseHostsRunNoAgentGoesToAnyAgent) {
   EXPECT_EQ(ids(scheduler.schedule()), Ids{"two-hosts@launcher"});
 }
 
+TEST(Scheduler, AJobBehindManyThatNoAgentCanTakeStillRunsInQueueOrder) {
+  Scheduler scheduler;
+  scheduler.add_agent(cpu_agent("cpu"));
+  for (int i = 0; i < 1000; ++i) scheduler.enqueue(gpu_job("stuck" + std::to_string(i), 1, false, i));
+  scheduler.enqueue(job("late", 2000));
+  scheduler.enqueue(job("early", 1500));
+  EXPECT_EQ(ids(scheduler.schedule()), Ids{"early@cpu"});
+  scheduler.release("early");
+  EXPECT_EQ(ids(scheduler.schedule()), Ids{"late@cpu"});
+  EXPECT_EQ(scheduler.queued(), 1000u);
+}
+
 }  // namespace
 }  // namespace ts::coordinator
