@@ -15,8 +15,8 @@ starts one agent per node, in that node's namespace. Then:
   - with several nodes, a two-node multi-rank job of a sweep (hosts n1, n2)
     runs inside the allocation: the agent's mpirun starts its remote daemon
     through Slurm (srun), one rank per node, MPI over TCP between the
-    namespaces, and the replicas end equal; jobs queued behind it run on
-    n3 meanwhile, never beside it on n1 or n2;
+    namespaces, and the replicas end equal; no job queued behind it runs
+    beside it on n1 or n2;
   - with a long job running, `scancel` of the allocation ends the agents
     and their runners; the job is queued again (not lost, not failed) once
     the grace period has passed, and the earlier results are all there.
