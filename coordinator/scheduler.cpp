@@ -210,9 +210,11 @@ void Scheduler::occupy(const SchedulableJob& job, AgentState& agent, const std::
   agent.jobs.insert(job.job_id);
   auto& running = running_[job.job_id] = RunningJob{agent.resources.name, gpus, !job.uses_gpus, {}};
   for (const auto& node : host_agents(job)) {
-    if (node == agent.resources.name) continue;
-    agents_.at(node).kept_for = job.job_id;
-    running.reserved.insert(node);
+    // A node kept for another job already (a re-attach after a restart) stays that job's.
+    if (auto& peer = agents_.at(node); node != agent.resources.name && !peer.kept_for) {
+      peer.kept_for = job.job_id;
+      running.reserved.insert(node);
+    }
   }
   if (job.pinned) pins_.emplace(std::make_pair(job.sweep_id, job.config_key), agent.resources.name);
 }
