@@ -31,7 +31,7 @@ void Scheduler::add_agent(AgentResources agent) {
   auto& state = agents_[name] = AgentState{std::move(agent), {}, {}, false, false, false, std::nullopt};
   // Back while a multi-node job it is a host of still runs: kept free again.
   for (auto& [job_id, running] : running_) {
-    if (running.agent != name && host_agents(jobs_.at(job_id)).contains(name)) {
+    if (!state.kept_for && running.agent != name && host_agents(jobs_.at(job_id)).contains(name)) {
       state.kept_for = job_id;
       running.reserved.insert(name);
     }
