@@ -18,6 +18,17 @@ AgentResources AgentResources::from_hello(const nlohmann::json& hello) {
   return agent;
 }
 
+namespace {
+
+bool carries_labels(const AgentResources& agent, const Requirements& requirements) {
+  return std::all_of(requirements.labels.begin(), requirements.labels.end(), [&](const auto& required) {
+    const auto label = agent.labels.find(required.first);
+    return label != agent.labels.end() && label->second == required.second;
+  });
+}
+
+}  // namespace
+
 Requirements Requirements::from_json(const nlohmann::json& requirements) {
   Requirements out;
   out.gpu_type = requirements.value("gpu_type", "");
@@ -151,8 +162,16 @@ std::set<std::string> Scheduler::host_agents(const SchedulableJob& job) const {
 
 bool Scheduler::holds(const SchedulableJob& job, const std::string& agent) const {
   const auto nodes = host_agents(job);
+  // Only for a job that can start once its nodes are idle: none blocked,
+  // one of them able to launch it (its runner, labels and GPU count).
+  const auto could_launch = [&](const std::string& node) {
+    const auto& resources = agents_.at(node).resources;
+    return resources.runners.contains(job.runner) && carries_labels(resources, job.requirements) &&
+           (!job.uses_gpus || static_cast<int64_t>(resources.gpus.size()) >= job.gpus);
+  };
   return nodes.contains(agent) &&
-         std::none_of(nodes.begin(), nodes.end(), [&](const auto& node) { return agents_.at(node).blocked; });
+         std::none_of(nodes.begin(), nodes.end(), [&](const auto& node) { return agents_.at(node).blocked; }) &&
+         std::any_of(nodes.begin(), nodes.end(), could_launch);
 }
 
 void Scheduler::free_reserved(RunningJob& job) {
@@ -179,11 +198,7 @@ std::optional<std::vector<int64_t>> Scheduler::fit(const SchedulableJob& job, co
       if (node != resources.name && (peer.blocked || peer.kept_for || !peer.jobs.empty())) return std::nullopt;
     }
   }
-  if (!resources.runners.contains(job.runner)) return std::nullopt;
-  for (const auto& [key, value] : job.requirements.labels) {
-    const auto label = resources.labels.find(key);
-    if (label == resources.labels.end() || label->second != value) return std::nullopt;
-  }
+  if (!resources.runners.contains(job.runner) || !carries_labels(resources, job.requirements)) return std::nullopt;
   if (job.pinned) {
     const auto pin = pins_.find({job.sweep_id, job.config_key});
     if (pin != pins_.end() && pin->second != resources.name) return std::nullopt;

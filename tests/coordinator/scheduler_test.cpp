@@ -225,6 +225,17 @@ TEST(Scheduler, AnAgentLostByAMultiNodeJobsOtherHostOrphansNothing) {
   EXPECT_EQ(ids(scheduler.schedule()), Ids{"single@n1"});
 }
 
+TEST(Scheduler, HostsOfAMultiNodeJobNoneCanLaunchAreNotHeldForIt) {
+  Scheduler scheduler;
+  scheduler.add_agent({"n1", {}, {"tensorflow"}, {}});
+  scheduler.add_agent({"n2", {}, {"tensorflow"}, {}});
+  scheduler.enqueue(multi_node_job("two-nodes", {"n1", "n2"}, 0));  // libtorch: neither has it
+  auto later = job("later", 1);
+  later.runner = "tensorflow";
+  scheduler.enqueue(later);
+  EXPECT_EQ(ids(scheduler.schedule()), Ids{"later@n1"});
+}
+
 TEST(Scheduler, AMultiNodeJobWhoseHostsRunNoAgentGoesToAnyAgent) {
   Scheduler scheduler;
   scheduler.add_agent(cpu_agent("launcher"));
