@@ -39,13 +39,10 @@ Requirements Requirements::from_json(const nlohmann::json& requirements) {
 
 void Scheduler::add_agent(AgentResources agent) {
   const auto name = agent.name;
-  auto& state = agents_[name] = AgentState{std::move(agent), {}, {}, false, false, false, std::nullopt};
+  agents_[name] = AgentState{std::move(agent), {}, {}, false, false, false, std::nullopt};
   // Back while a multi-node job it is a host of still runs: kept free again.
   for (auto& [job_id, running] : running_) {
-    if (!state.kept_for && running.agent != name && host_agents(jobs_.at(job_id)).contains(name)) {
-      state.kept_for = job_id;
-      running.reserved.insert(name);
-    }
+    if (running.agent != name && host_agents(jobs_.at(job_id)).contains(name)) keep(name, job_id, running);
   }
   dirty_agents_.insert(name);
 }
@@ -80,14 +77,13 @@ std::string Scheduler::class_of(const SchedulableJob& job) {
 }
 
 void Scheduler::queue(const SchedulableJob& job) {
-  queue_.insert(key_of(job));
-  classes_[class_of(job)].insert(key_of(job));
+  if (classes_[class_of(job)].insert(key_of(job)).second) ++queued_;
 }
 
 void Scheduler::dequeue(const SchedulableJob& job) {
-  if (queue_.erase(key_of(job)) == 0) return;
   const auto found = classes_.find(class_of(job));
-  found->second.erase(key_of(job));
+  if (found == classes_.end() || found->second.erase(key_of(job)) == 0) return;
+  --queued_;
   if (found->second.empty()) classes_.erase(found);
 }
 
@@ -174,6 +170,14 @@ bool Scheduler::holds(const SchedulableJob& job, const std::string& agent) const
          std::any_of(nodes.begin(), nodes.end(), could_launch);
 }
 
+void Scheduler::keep(const std::string& node, const std::string& job_id, RunningJob& running) {
+  // A node kept for another job already (a re-attach after a restart) stays that job's.
+  auto& state = agents_.at(node);
+  if (state.kept_for) return;
+  state.kept_for = job_id;
+  running.reserved.insert(node);
+}
+
 void Scheduler::free_reserved(RunningJob& job) {
   for (const auto& name : job.reserved) {
     if (const auto node = agents_.find(name); node != agents_.end()) {
@@ -225,11 +229,7 @@ void Scheduler::occupy(const SchedulableJob& job, AgentState& agent, const std::
   agent.jobs.insert(job.job_id);
   auto& running = running_[job.job_id] = RunningJob{agent.resources.name, gpus, !job.uses_gpus, {}};
   for (const auto& node : host_agents(job)) {
-    // A node kept for another job already (a re-attach after a restart) stays that job's.
-    if (auto& peer = agents_.at(node); node != agent.resources.name && !peer.kept_for) {
-      peer.kept_for = job.job_id;
-      running.reserved.insert(node);
-    }
+    if (node != agent.resources.name) keep(node, job.job_id, running);
   }
   if (job.pinned) pins_.emplace(std::make_pair(job.sweep_id, job.config_key), agent.resources.name);
 }
@@ -246,7 +246,7 @@ std::vector<Assignment> Scheduler::schedule() {
   std::vector<Assignment> assignments;
   for (const auto& name : candidates) {
     auto& agent = agents_.at(name);
-    while (!queue_.empty()) {
+    while (!classes_.empty()) {
       // Cheap test first: an agent that can take nothing more is not scanned.
       const bool has_free_gpu = agent.busy_gpus.size() < agent.resources.gpus.size();
       if (agent.blocked || agent.exclusive_busy || agent.kept_for || (agent.cpu_busy && !has_free_gpu)) break;

@@ -96,7 +96,7 @@ class Scheduler {
   bool is_queued(const std::string& job_id) const;
   // The agent running `job_id`, when it is running.
   std::optional<std::string> agent_of(const std::string& job_id) const;
-  std::size_t queued() const { return queue_.size(); }
+  std::size_t queued() const { return queued_; }
   std::size_t running() const { return running_.size(); }
   std::vector<std::string> running_on(const std::string& agent) const;
 
@@ -132,12 +132,15 @@ class Scheduler {
   // Whether a multi-node job that does not fit on `agent` now must still be
   // waited for there: `agent` is one of its hosts, none of them blocked.
   bool holds(const SchedulableJob& job, const std::string& agent) const;
+  // Keeps `node` for the multi-node job `job_id`, unless it is kept for another.
+  void keep(const std::string& node, const std::string& job_id, RunningJob& running);
   void free_reserved(RunningJob& job);
 
   std::map<std::string, AgentState> agents_;
   std::map<std::string, SchedulableJob> jobs_;
-  std::set<QueueKey> queue_;
-  std::map<std::string, std::set<QueueKey>> classes_;  // queue_ by class_of(job)
+  // The queue, by class_of(job); each class in queue order.
+  std::map<std::string, std::set<QueueKey>> classes_;
+  std::size_t queued_ = 0;
   std::map<std::string, RunningJob> running_;
   std::map<std::pair<std::string, std::string>, std::string> pins_;  // (sweep, config) -> agent
   std::set<std::string> dirty_agents_;  // agents whose capacity grew since the last schedule()
