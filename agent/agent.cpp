@@ -8,6 +8,7 @@
 #include <set>
 
 #include "agent/capabilities.hpp"
+#include "agent/data_roots.hpp"
 #include "agent/efficiency.hpp"
 #include "agent/executor.hpp"
 #include "agent/process_tree.hpp"
@@ -264,11 +265,23 @@ void Agent::accept(const nlohmann::json& assign) {
                                       "' is not registered on agent " + options_.name + " (--runner NAME=PATH)"}}));
     return;
   }
+  auto resolved = assign;
+  try {
+    resolved["job"] = with_data_path(assign.at("job"), options_.data_roots);
+  } catch (const InvalidInput& error) {
+    log::warn("job {} attempt {}: {}", job_id, attempt, error.what());
+    deliver(wire::make_message("job_failed", {{"job_id", job_id},
+                                              {"attempt", attempt},
+                                              {"kind", "invalid_job"},
+                                              {"retryable", false},
+                                              {"reason", std::string(error.what()) + " on agent " + options_.name}}));
+    return;
+  }
   running_[job_id] = std::move(candidate);
   send(wire::make_message("job_accepted", {{"job_id", job_id}, {"attempt", attempt}}));
   log::info("job {} attempt {}: starting runner {}", job_id, attempt, runner->first);
   // An outcome that cannot be spooled must not vanish: the agent stops.
-  asio::co_spawn(io_, run_job(assign, runner->second),
+  asio::co_spawn(io_, run_job(std::move(resolved), runner->second),
                  rethrow_from_run(std::format("job {} attempt {}", job_id, attempt)));
 }
 

@@ -39,9 +39,11 @@ struct AgentOptions {
   std::map<std::string, std::string> runners;
   bool discover_runners = true;          // false: only the runners named above
   std::filesystem::path work_directory;  // default: $TMPDIR/torchsweep-agent-<name>
-  bool keep_job_directories = false;     // those of failed jobs are always kept
-  std::optional<std::string> token;      // the coordinator's shared token (docs/security.md)
-  RankLaunchSettings rank_launch;        // how multi-rank jobs are started (mpirun)
+  // Where jobs may read imagefolder data (agent/data_roots.hpp); none: synthetic only.
+  std::vector<std::filesystem::path> data_roots;
+  bool keep_job_directories = false;  // those of failed jobs are always kept
+  std::optional<std::string> token;   // the coordinator's shared token (docs/security.md)
+  RankLaunchSettings rank_launch;     // how multi-rank jobs are started (mpirun)
   // The devices' peak FLOP/s, measured by the LibTorch worker and cached in
   // the work directory (agent/peak_flops.hpp).
   PeakProbe peak_probe = PeakProbe::cached;

@@ -81,6 +81,11 @@ void add_peak_probe_option(CLI::App* command, std::string& mode) {
       ->capture_default_str();
 }
 
+void add_data_root_option(CLI::App* command, std::vector<std::string>& roots) {
+  command->add_option("--data-root", roots,
+                      "a directory under which jobs may read data: {folder: ...} (repeatable; docs/data.md)");
+}
+
 std::shared_ptr<wire::ssl::context> client_tls(const std::string& ca_file) {
   return ca_file.empty() ? nullptr : wire::client_tls_context(ca_file, "--tls-ca");
 }

@@ -37,6 +37,9 @@ std::shared_ptr<wire::ssl::context> client_tls(const std::string& ca_file);
 // --peak-probe cached|fresh|off of agents (agent/peak_flops.hpp).
 void add_peak_probe_option(CLI::App* command, std::string& mode);
 
+// --data-root DIR of agents (repeatable): where jobs may read imagefolder data.
+void add_data_root_option(CLI::App* command, std::vector<std::string>& roots);
+
 // USER@HOST, recorded as a sweep's submitter.
 std::string submitter_name();
 

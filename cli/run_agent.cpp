@@ -15,7 +15,7 @@ Command add_agent_command(CLI::App& app) {
   struct Settings {
     std::string coordinator = "127.0.0.1:7000";
     std::string name;
-    std::vector<std::string> labels, runners;
+    std::vector<std::string> labels, runners, data_roots;
     std::string work_dir, token_file, tls_ca, mpirun = "mpirun", peak_probe = "cached";
     bool keep_job_dirs = false, no_default_runners = false;
   };
@@ -31,6 +31,7 @@ Command add_agent_command(CLI::App& app) {
   add_peak_probe_option(command, settings->peak_probe);
   command->add_option("--work-dir", settings->work_dir,
                       "job directories and the spool of undelivered results (default: $TMPDIR/torchsweep-agent-NAME)");
+  add_data_root_option(command, settings->data_roots);
   command
       ->add_option("--mpirun", settings->mpirun, "Open MPI's mpirun, which starts multi-rank jobs (docs/multi-gpu.md)")
       ->capture_default_str();
@@ -43,6 +44,7 @@ Command add_agent_command(CLI::App& app) {
     options.coordinator = wire::parse_endpoint(settings->coordinator, "--coordinator");
     options.name = settings->name;
     options.work_directory = settings->work_dir;
+    options.data_roots.assign(settings->data_roots.begin(), settings->data_roots.end());
     options.token = wire::load_token(settings->token_file);
     options.keep_job_directories = settings->keep_job_dirs;
     options.discover_runners = !settings->no_default_runners;

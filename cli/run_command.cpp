@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "agent/agent.hpp"
+#include "agent/data_roots.hpp"
 #include "cli/client.hpp"
 #include "cli/commands.hpp"
 #include "cli/key_value.hpp"
@@ -137,14 +138,22 @@ void print_results(store::Store& store, const std::string& sweep_id, const std::
   options.metrics.clear();
   std::cout << "\nPer-configuration medians (sweep " << sweep_id << "):\n"
             << readers::render(plain, readers::Format::table, terminal_width());
-  options.compare = "mode";
-  const auto compared = readers::query(store.database(), options);
-  const auto speedup = readers::column_of(compared, "speedup");
-  const bool any_pair =
-      std::any_of(compared.rows.begin(), compared.rows.end(), [&](const auto& row) { return !row[speedup].is_null(); });
-  if (any_pair) {
-    std::cout << "\nCompiled vs eager (speedup = eager time / compiled time, 95% bootstrap interval):\n"
-              << readers::render(compared, readers::Format::table, terminal_width());
+  // A comparison is printed when some configuration has both sides.
+  const auto print_comparison = [&](const std::string& axis, const std::string& title) {
+    options.compare = axis;
+    const auto compared = readers::query(store.database(), options);
+    const auto speedup = readers::column_of(compared, "speedup");
+    if (std::any_of(compared.rows.begin(), compared.rows.end(),
+                    [&](const auto& row) { return !row[speedup].is_null(); })) {
+      std::cout << "\n" << title << "\n" << readers::render(compared, readers::Format::table, terminal_width());
+    }
+  };
+  print_comparison("mode", "Compiled vs eager (speedup = eager time / compiled time, 95% bootstrap interval):");
+  const auto data = readers::column_of(plain, "data");
+  if (std::any_of(plain.rows.begin(), plain.rows.end(), [&](const auto& row) { return row[data] != "synthetic"; })) {
+    print_comparison("data=synthetic,*",
+                     "Real vs synthetic data (speedup = synthetic time / real-data time; input_stall = the "
+                     "fraction of an epoch spent waiting for batches):");
   }
   std::cout << "\nStored in " << db << "; ask again with: torchsweep query --db " << db << " --sweep " << sweep_id
             << " --compare mode\n";
@@ -164,7 +173,7 @@ Command add_run_command(CLI::App& app) {
   struct Settings {
     std::string sweep, db = "torchsweep.db", work_dir, peak_probe = "cached", report;
     bool no_report = false;
-    std::vector<std::string> runners;
+    std::vector<std::string> runners, data_roots;
     bool verbose = false, keep_job_dirs = false;
   };
   auto settings = std::make_shared<Settings>();
@@ -178,10 +187,13 @@ Command add_run_command(CLI::App& app) {
   command->add_option("--work-dir", settings->work_dir, "job directories (default: $TMPDIR/torchsweep-agent-local)");
   command->add_flag("--keep-job-dirs", settings->keep_job_dirs, "keep the directories of successful jobs too");
   add_peak_probe_option(command, settings->peak_probe);
+  add_data_root_option(command, settings->data_roots);
   command->add_flag("--verbose", settings->verbose, "log the coordinator's and the agent's work (info level)");
   return [settings] {
     const auto spec = sweep::read_document(settings->sweep);
-    sweep::expand(spec, settings->sweep);  // bad files fail here, before anything is created
+    // Bad files, and data folders the local agent may not read, fail here, before anything is created.
+    const std::vector<std::filesystem::path> data_roots(settings->data_roots.begin(), settings->data_roots.end());
+    for (const auto& job : sweep::expand(spec, settings->sweep).jobs) agent::with_data_path(job.document, data_roots);
     if (!settings->verbose) log::set_level(log::Level::warn);
     store::Store store(settings->db);
     boost::asio::io_context io;
@@ -198,6 +210,7 @@ Command add_run_command(CLI::App& app) {
     agent_options.token = coordinator_options.token;
     agent_options.work_directory = settings->work_dir;
     agent_options.keep_job_directories = settings->keep_job_dirs;
+    agent_options.data_roots = data_roots;
     agent_options.peak_probe = agent::parse_peak_probe(settings->peak_probe, "--peak-probe");
     for (const auto& runner : settings->runners) add_key_value(agent_options.runners, runner, "--runner");
     agent::Agent local(io, agent_options);

@@ -47,6 +47,7 @@ const std::vector<Axis>& axis_table() {
       {"agent", "r.agent"},
       {"sweep", "r.sweep_id"},
       {"status", "r.status"},
+      {"data", "r.data"},  // synthetic, or the imagefolder dataset's folder
   };
   return axes;
 }
@@ -78,6 +79,8 @@ const std::vector<Metric>& metric_table() {
       {"mfu", "mfu", "r.mfu", 1, true},
       {"compile_time", "compile_time_s", "r.compile_s"},
       {"warmup_time", "warmup_time_s", "r.warmup_s"},
+      {"input_stall", "input_stall", "r.input_stall_fraction"},
+      {"loader_throughput", "loader_images_per_s", "r.loader_images_per_s", 1, true},
   };
   return metrics;
 }
@@ -349,10 +352,14 @@ Table query(Database& database, const QueryOptions& options) {
   const auto condition = condition_of(database, options.filter);
   auto group_names = options.group_by;
   if (group_names.empty()) {
-    group_names = {"model", "task", "batch_size", "precision", "mode", "gpus", "device_name", "runner"};
+    group_names = {"model", "task", "batch_size", "precision", "mode", "gpus", "device_name", "runner", "data"};
   }
   std::vector<std::string> metric_names = options.metrics;
   if (metric_names.empty()) metric_names = {"epoch_time", "samples_per_s", "peak_memory"};
+  // Real against synthetic data: how long each waited for its batches.
+  if (options.metrics.empty() && options.compare.starts_with("data")) {
+    metric_names.insert(metric_names.end(), {"input_stall", "loader_throughput"});
+  }
   if (!options.compare.empty() && !options.baseline.empty()) {
     throw InvalidInput("--compare", "--compare and --baseline cannot be combined; run two queries");
   }
@@ -373,6 +380,16 @@ Table query(Database& database, const QueryOptions& options) {
       compared = {list.substr(0, comma), list.substr(comma + 1)};
     } else if (compare_axis->name == "mode" || compare_axis->name == "requested_mode") {
       compared = {"eager", "compiled"};
+    } else if (compare_axis->name == "data") {
+      // Real data against synthetic: the speedup is then real / synthetic throughput.
+      auto present = values_of(database, condition, *compare_axis);
+      std::erase(present, std::string("synthetic"));
+      if (present.size() != 1) {
+        throw InvalidInput("--compare", "the results have " + std::to_string(present.size()) +
+                                            " imagefolder datasets; name one as data=synthetic,FOLDER or compare "
+                                            "each with data=synthetic,*");
+      }
+      compared = {"synthetic", present[0]};
     } else {
       const auto present = values_of(database, condition, *compare_axis);
       if (present.size() != 2) {

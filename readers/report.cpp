@@ -19,10 +19,10 @@ namespace ts::readers {
 namespace {
 
 // The axes a configuration is named by (query's default grouping).
-const std::vector<std::string> configuration_axes{"model", "task", "batch_size",  "precision",
-                                                  "mode",  "gpus", "device_name", "runner"};
+const std::vector<std::string> configuration_axes{"model", "task",        "batch_size", "precision", "mode",
+                                                  "gpus",  "device_name", "runner",     "data"};
 // Of those, the ones a sweep document has as axes (device_name is the node's).
-const std::vector<std::string> sweep_axes{"model", "task", "batch_size", "precision", "mode", "gpus", "runner"};
+const std::vector<std::string> sweep_axes{"model", "task", "batch_size", "precision", "mode", "gpus", "runner", "data"};
 
 nlohmann::json table_json(const Table& table) { return {{"columns", table.columns}, {"rows", row_objects(table)}}; }
 

@@ -91,10 +91,12 @@ Store::Store(const std::string& path)
           "mode, mode_ran, compiler, runner, gpus, device_name, torch_version, host, agent, median_epoch_s, "
           "samples_per_s, median_step_s, compile_s, warmup_s, peak_memory_bytes, peak_allocated_bytes, noisy, "
           "fused_kernels, fallback_reason, error, received_at, peak_memory_field, warmup_peak_memory_bytes, "
-          "peak_reserved_bytes, warmup_insufficient, flops_per_step, achieved_flops_per_s, peak_flops_per_s, mfu) "
+          "peak_reserved_bytes, warmup_insufficient, flops_per_step, achieved_flops_per_s, peak_flops_per_s, mfu, "
+          "data, "
+          "input_stall_fraction, loader_images_per_s, input_bound) "
           "VALUES (?1, ?2, COALESCE((SELECT sweep_id FROM jobs WHERE job_id = ?1), ?3), ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
           "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, "
-          "?32, ?33, ?34, ?35, ?36, ?37)")),
+          "?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41)")),
       insert_document_(database_.prepare("INSERT INTO result_documents (job_id, attempt, document) VALUES (?, ?, ?)")),
       insert_epoch_(database_.prepare(
           "INSERT INTO result_epochs (job_id, attempt, epoch, seconds, step_seconds) VALUES (?, ?, ?, ?, ?)")),
@@ -163,6 +165,8 @@ bool Store::insert_result(const nlohmann::json& result, const std::string& agent
   if (capture || first_iteration) compile = capture.value_or(0.0) + first_iteration.value_or(0.0);
   const auto memory = memory_figures(result);
   const auto noisy = optional_at<bool>(result, Pointer("/timing/noisy"));
+  const auto data = job_fields::get<nlohmann::json>(job, "data");
+  const auto input_bound = optional_at<bool>(result, Pointer("/data/input_bound"));
 
   insert_result_
       .bind_all(
@@ -186,7 +190,11 @@ bool Store::insert_result(const nlohmann::json& result, const std::string& agent
           optional_at<double>(result, Pointer("/efficiency/flops_per_step")),
           optional_at<double>(result, Pointer("/efficiency/achieved_flops_per_s")),
           optional_at<double>(result, Pointer("/efficiency/peak_flops_per_s")),
-          optional_at<double>(result, Pointer("/efficiency/mfu")))
+          optional_at<double>(result, Pointer("/efficiency/mfu")),
+          data.is_object() ? data.at("folder").get<std::string>() : data.get<std::string>(),
+          optional_at<double>(result, Pointer("/data/median_input_stall_fraction")),
+          optional_at<double>(result, Pointer("/data/loader_images_per_second")),
+          input_bound ? std::optional<int64_t>(*input_bound ? 1 : 0) : std::nullopt)
       .run();
   if (insert_result_.changes() == 0) return false;  // (job_id, attempt) already stored
   insert_document_.bind_all(job_id, attempt, result.dump()).run();

@@ -27,8 +27,8 @@ class JaxExperiment(KerasExperiment):
     optimizer variables) goes in and out of each step, so jax.jit compiles
     the whole step."""
 
-    def __init__(self, framework, job, mode):
-        super().__init__(framework, job, mode)
+    def __init__(self, framework, job, mode, feed=None):
+        super().__init__(framework, job, mode, feed)
         jax = self.jax = framework.jax
         trainable = [v.value for v in self.model.trainable_variables]
         non_trainable = [v.value for v in self.model.non_trainable_variables]
@@ -86,6 +86,10 @@ class Jax(KerasFramework):
 
     def to_device(self, arrays):
         return tuple(self.jax.device_put(array) for array in arrays)
+
+    def pipeline(self, job, tree, corrupt):
+        from torchsweep_harness.grain_pipeline import GrainPipeline
+        return GrainPipeline(self.jax.device_put, job, tree, corrupt)
 
     def versions(self):
         return {"jax": self.jax.__version__, "jaxlib": self.jaxlib.__version__, "keras": self.keras.__version__}

@@ -17,15 +17,68 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's start-up banner is not a warning of ours
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), os.pardir, "share", "torchsweep",
                                 "python"))
+from torchsweep_harness import data  # noqa: E402
 from torchsweep_harness.contract import run_main  # noqa: E402
 from torchsweep_harness.keras_runner import KerasExperiment, KerasFramework  # noqa: E402
 
 RUNNER_NAME = "tensorflow"
 
 
+class TfDataPipeline:
+    """imagefolder data as TensorFlow's users read it: tf.data with parallel
+    decoding (num_parallel_calls = loader_workers) and prefetch, the
+    ImageNet training transforms of schemas/transforms.json in tf.image
+    (sample_distorted_bounding_box, antialiased bilinear resize, flip), each
+    pass its own seeded shuffle. A file that does not decode as JPEG is
+    dropped by ignore_errors() and found missing at the end of its pass
+    (batches carry their indices): counted then, or the job fails naming it."""
+    name = "tf.data"
+
+    def __init__(self, tf, job, tree, corrupt):
+        self.tf, self.job, self.tree, self.corrupt = tf, job, tree, corrupt
+        self.workers, self.prefetch = job["loader_workers"], job["prefetch"]
+        self.paths = tf.constant([path for path, _ in tree.samples])
+        self.labels = tf.constant([label for _, label in tree.samples], dtype=tf.int32)
+
+    def dataset(self, epoch):
+        tf, job = self.tf, self.job
+        figures = data.transforms()
+        crop, normalize, side = figures["random_resized_crop"], figures["normalize"], job["input_size"]
+        mean, std = tf.constant(normalize["mean"]), tf.constant(normalize["std"])
+
+        def load(index):
+            contents = tf.io.read_file(tf.gather(self.paths, index))
+            # decode_jpeg also decodes PNG and GIF: a file that is not a JPEG is corrupt here as everywhere.
+            with tf.control_dependencies([tf.debugging.Assert(tf.io.is_jpeg(contents), ["not a JPEG image"])]):
+                image = tf.io.decode_jpeg(contents, channels=3)
+            seed = tf.stack([tf.cast(job["seed"] + epoch, tf.int64), index])
+            begin, size, _ = tf.image.stateless_sample_distorted_bounding_box(
+                tf.shape(image), bounding_boxes=tf.constant([[[0.0, 0.0, 1.0, 1.0]]]), seed=seed,
+                min_object_covered=0.0, aspect_ratio_range=crop["ratio"], area_range=crop["scale"],
+                max_attempts=crop["attempts"], use_image_if_no_bounding_boxes=True)
+            image = tf.image.resize(tf.slice(image, begin, size), [side, side], method="bilinear", antialias=True)
+            image = tf.image.stateless_random_flip_left_right(image, seed + 1)  # p = 0.5, tf.image's only
+            return (image / 255.0 - mean) / std, tf.gather(self.labels, index), index
+
+        count = len(self.tree.samples)
+        return (tf.data.Dataset.range(count).shuffle(count, seed=job["seed"] + epoch)
+                .map(load, num_parallel_calls=self.workers).ignore_errors()
+                .batch(job["batch_size"]).prefetch(self.prefetch))
+
+    def batches(self):
+        for epoch in iter(int, 1):  # endless passes
+            seen = set()
+            for images, labels, indices in self.dataset(epoch):
+                seen.update(indices.numpy().tolist())
+                if images.shape[0] == self.job["batch_size"]:  # the last, partial batch is decoded, not trained on
+                    yield images, labels
+            for index in sorted(set(range(len(self.tree.samples))) - seen):
+                self.corrupt.found(self.tree.samples[index][0], "tf.data could not decode it")
+
+
 class TensorFlowExperiment(KerasExperiment):
-    def __init__(self, framework, job, mode):
-        super().__init__(framework, job, mode)
+    def __init__(self, framework, job, mode, feed=None):
+        super().__init__(framework, job, mode, feed)
         tf = framework.tf
         model, optimizer, loss_of, decay = self.model, self.optimizer, self.loss_of, self.decay
 
@@ -69,6 +122,9 @@ class TensorFlow(KerasFramework):
 
     def to_device(self, arrays):
         return tuple(self.tf.constant(array) for array in arrays)
+
+    def pipeline(self, job, tree, corrupt):
+        return TfDataPipeline(self.tf, job, tree, corrupt)
 
     def set_threads(self, job):
         super().set_threads(job)

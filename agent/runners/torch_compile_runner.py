@@ -18,7 +18,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), os.pardir, "share", "torchsweep",
                                 "python"))
 from torchsweep_harness.contract import Framework, Log, Unsupported, run_main  # noqa: E402
-from torchsweep_harness import start_state  # noqa: E402
+from torchsweep_harness import data, start_state  # noqa: E402
 from torchsweep_harness.measure import (ExperimentBase, HostClock, RssProbe, measure, prepare,  # noqa: E402,F401
                                         timed_epochs)  # timed_epochs: for the tests of its clocks
 
@@ -166,8 +166,44 @@ def build_resnet(torch, name, num_classes):
 
 # ---- measurement ----------------------------------------------------------------------------------------
 
+class DataLoaderPipeline:
+    """imagefolder data as PyTorch's users read it: torchvision's ImageFolder
+    with the ImageNet training transforms (schemas/transforms.json) and a
+    DataLoader of worker processes, pinned memory on CUDA, batches copied to
+    the device without blocking."""
+    name = "torchvision.datasets.ImageFolder + torch.utils.data.DataLoader"
+
+    def __init__(self, torch, job, device, tree, corrupt):
+        import torchvision
+        from torchvision import transforms as T
+        figures = data.transforms()
+        crop, normalize = figures["random_resized_crop"], figures["normalize"]
+        folder = torchvision.datasets.ImageFolder(tree.folder, loader=data.decode_jpeg, is_valid_file=data.is_jpeg_name,
+                                                  transform=T.Compose([
+                                                      T.RandomResizedCrop(job["input_size"], scale=crop["scale"],
+                                                                          ratio=crop["ratio"], antialias=True),
+                                                      T.RandomHorizontalFlip(figures["horizontal_flip"]),
+                                                      T.ToTensor(), T.Normalize(normalize["mean"], normalize["std"])]))
+        self.torch, self.device, self.corrupt = torch, device, corrupt
+        self.workers, self.prefetch = job["loader_workers"], job["prefetch"]
+        self.source = data.SkippingSource(folder.__getitem__, [path for path, _ in folder.samples], corrupt.fail)
+        self.options = dict(batch_size=job["batch_size"], shuffle=True, drop_last=True, num_workers=self.workers,
+                            prefetch_factor=-(-self.prefetch // self.workers), persistent_workers=True,
+                            pin_memory=device.type == "cuda")
+        self.seed = job["seed"]
+
+    def batches(self):
+        torch = self.torch
+        loader = torch.utils.data.DataLoader(self.source, generator=torch.Generator().manual_seed(self.seed),
+                                             **self.options)
+        while True:
+            for inputs, targets, skipped in loader:
+                data.count_skipped(self.corrupt, skipped)
+                yield inputs.to(self.device, non_blocking=True), targets.to(self.device, non_blocking=True)
+
+
 class Experiment(ExperimentBase):
-    def __init__(self, torch, job, compiled):
+    def __init__(self, torch, job, compiled, feed=None):
         self.torch, self.job, self.compiled = torch, job, compiled
         self.device = torch.device(job["device"])
         if self.device.type == "cuda" and not torch.cuda.is_available():
@@ -188,9 +224,10 @@ class Experiment(ExperimentBase):
         self.initial_parameter_l1 = sum(p.detach().double().abs().sum().item() for p in self.model.parameters())
         torch.manual_seed(job["seed"] + 1)
         shape = (job["batch_size"],) + tuple(sample_shape)
-        self.batches = [(torch.randn(shape, device=self.device),
-                         torch.randint(job["num_classes"], (job["batch_size"],), device=self.device))
-                        for _ in range(job["data_batches"])]
+        self.feed = feed
+        self.batches = [] if feed else [(torch.randn(shape, device=self.device),
+                                         torch.randint(job["num_classes"], (job["batch_size"],), device=self.device))
+                                        for _ in range(job["data_batches"])]
         reference = start_state.reference_batch(job)
         if reference is not None:
             self.reference = tuple(torch.from_numpy(array).to(self.device) for array in reference)
@@ -344,8 +381,11 @@ class TorchCompile(Framework):
         counters.clear()
         # Before any model: the process's baseline.
         probe = CudaMemoryProbe(torch, job["device"]) if job["device"].startswith("cuda") else RssProbe()
+        # One pipeline, whatever mode the experiment ends up in.
+        feed = data.Feed(job, lambda tree, corrupt: DataLoaderPipeline(
+            torch, job, torch.device(job["device"]), tree, corrupt)) if data.reads_folder(job) else None
         experiment, timing, losses, fallback_reason = prepare(
-            lambda mode: Experiment(torch, job, mode == "compiled"), job, warnings, log, "torch.compile",
+            lambda mode: Experiment(torch, job, mode == "compiled", feed), job, warnings, log, "torch.compile",
             reset=torch._dynamo.reset)
         graph_breaks = sum(counters["graph_break"].values())
         break_reasons = sorted(counters["graph_break"].keys())
@@ -354,7 +394,7 @@ class TorchCompile(Framework):
         # Timed epochs: the worker's timed region and clocks; memory in phases.
         clock = (CudaEventClock(torch, experiment.device, job["iters"]) if experiment.device.type == "cuda"
                  else HostClock())
-        epoch_final, memory = measure(experiment, clock, probe, job, timing, warnings)
+        epoch_final, memory, data_report = measure(experiment, clock, probe, job, timing, warnings)
 
         ran_compiled = experiment.compiled
         result["execution"] = {
@@ -376,6 +416,8 @@ class TorchCompile(Framework):
         result["timing"] = timing
         result["loss"] = dict(losses, epoch_final=epoch_final)
         result["memory"] = memory
+        if data_report:
+            result["data"] = data_report
 
     def context(self):
         torch = self.torch

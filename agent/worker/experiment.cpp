@@ -3,11 +3,14 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <format>
 #include <numeric>
 #include <optional>
 #include <set>
 
+#include "agent/worker/data/synthetic_data.hpp"
 #include "agent/worker/device.hpp"
 #include "agent/worker/distributed/module_state.hpp"
 #include "agent/worker/environment.hpp"
@@ -16,7 +19,6 @@
 #include "agent/worker/memory_probe.hpp"
 #include "agent/worker/models/registry.hpp"
 #include "agent/worker/start_state.hpp"
-#include "agent/worker/synthetic_data.hpp"
 #include "shared/errors.hpp"
 #include "shared/log.hpp"
 #include "shared/progress_file.hpp"
@@ -38,6 +40,33 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Job& job, const st
   }
   return std::make_unique<torch::optim::SGD>(
       params, torch::optim::SGDOptions(job.lr).momentum(job.momentum).weight_decay(job.weight_decay));
+}
+
+// Every rank shuffles alike (the seed of rank 0) and takes its own share.
+LoaderOptions loader_options(const Job& job, int rank, int ranks) {
+  LoaderOptions options;
+  options.batch_size = job.batch_size;
+  options.side = job.model_config.input_size;
+  options.workers = job.data->loader_workers;
+  options.prefetch = job.data->prefetch;
+  options.fail_on_corrupt = job.data->fail_on_corrupt;
+  options.seed = static_cast<uint64_t>(rank_data_seed(job.seed, 0));
+  options.rank = rank;
+  options.ranks = ranks;
+  return options;
+}
+
+// The loader alone, without training: a fresh one over the same tree, its
+// first batch (the threads starting, the queue filling) not timed.
+void loader_pass(const ImageTree& tree, const Job& job, DataReport& report) {
+  ImageFolderData fresh(tree, loader_options(job, 0, 1), torch::kCPU);
+  fresh.next_on_host();
+  const int64_t batches = std::max<int64_t>(2, job.iters);
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < batches; ++i) fresh.next_on_host();
+  const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
+  report.loader_pass_images = batches * job.batch_size;
+  report.loader_images_per_second = static_cast<double>(report.loader_pass_images) / seconds.count();
 }
 
 }  // namespace
@@ -64,8 +93,18 @@ Experiment::Experiment(const Job& job, torch::Device device, PrecisionPlan plan,
     initial_parameter_l1_ += parameter.detach().to(torch::kFloat64).abs().sum().item<double>();
   }
   const int rank = parallel ? parallel->world.rank() : 0;
-  data_ = std::make_unique<SyntheticData>(job.batch_size, model_.sample_shape, model_.num_classes, job.data_batches,
-                                          rank_data_seed(job.seed, rank), device);
+  if (job.data) {
+    tree_ = ImageTree::read(job.data->path);
+    if (static_cast<int64_t>(tree_->classes.size()) > model_.num_classes) {
+      throw std::runtime_error(std::format("data.folder: {} has {} classes, more than the model's num_classes ({})",
+                                           job.data->path, tree_->classes.size(), model_.num_classes));
+    }
+    data_ = std::make_unique<ImageFolderData>(*tree_, loader_options(job, rank, parallel ? parallel->world.size() : 1),
+                                              device);
+  } else {
+    data_ = std::make_unique<SyntheticData>(job.batch_size, model_.sample_shape, model_.num_classes, job.data_batches,
+                                            rank_data_seed(job.seed, rank), device);
+  }
   if (job.reference_batch) {
     reference_ =
         read_reference_batch(*job.reference_batch, job.batch_size, model_.sample_shape, model_.num_classes, device);
@@ -124,12 +163,16 @@ void Experiment::run_timed_epochs(TimingReport& timing, LossReport& loss, Memory
   timing.iterations_per_epoch = job_.iters;
   std::optional<ProgressFile> progress;  // rank 0 speaks for the job
   if (!parallel_ || parallel_->world.rank() == 0) progress.emplace();
+  std::vector<double> stall_seconds;  // the waits for the next batch, on the epoch clock
   for (int64_t epoch = 0; epoch < job_.epochs; ++epoch) {
     clock_->begin_epoch();
     const Batch* batch = nullptr;
     torch::Tensor output;
+    std::chrono::duration<double> stall{0};
     for (int64_t i = 0; i < job_.iters; ++i) {
+      const auto waited = std::chrono::steady_clock::now();
       batch = &data_->next();
+      stall += std::chrono::steady_clock::now() - waited;
       clock_->begin_step();
       output = step(*batch);
       clock_->end_step();
@@ -139,9 +182,26 @@ void Experiment::run_timed_epochs(TimingReport& timing, LossReport& loss, Memory
     timing.epoch_seconds.push_back(times.seconds);
     timing.step_seconds.push_back(std::move(times.step_seconds));
     loss.epoch_final.push_back(loss_value(output, *batch));
+    stall_seconds.push_back(stall.count());
     if (progress) progress->epoch_finished(epoch + 1, job_.epochs, timing.epoch_seconds.back());
   }
   memory = probe.end();
+  if (tree_) {
+    const auto& loader = dynamic_cast<const ImageFolderData&>(*data_);
+    DataReport report;
+    report.folder = job_.data->path;
+    report.loader = loader.name();
+    report.images = static_cast<int64_t>(tree_->samples.size());
+    report.classes = static_cast<int64_t>(tree_->classes.size());
+    report.workers = job_.data->loader_workers;
+    report.prefetch = job_.data->prefetch;
+    const auto corrupt = loader.corrupt_files();
+    report.corrupt_files.assign(corrupt.begin(), corrupt.end());
+    report.epoch_input_stall_seconds = std::move(stall_seconds);
+    summarize_stalls(report, timing.epoch_seconds, job_.data->input_bound_above);
+    loader_pass(*tree_, job_, report);
+    data_report_ = std::move(report);
+  }
   if (reducer_) timed_reduction_ = reducer_->take_statistics();
   if (parallel_) {
     // A data-parallel step lasts as long as its slowest rank: the job's
@@ -381,6 +441,12 @@ Result run_experiment(const Job& job, const MpiWorld* world, const CaptureFuncti
     result.timing = std::move(timing);
     result.loss = std::move(loss);
     result.memory = memory;
+    result.data = experiment->data_report();
+    if (result.data && result.data->input_bound) {
+      result.warnings.push_back(std::format(
+          "input-bound: the step loop waited for data {:.1f}% of the median epoch (above input_bound_above, {})",
+          100 * result.data->median_input_stall_fraction, job.data->input_bound_above));
+    }
     add_observations(result);
     result.status = Status::ok;
     result.ranks_diverged = false;

@@ -8,13 +8,14 @@
 #include <memory>
 #include <optional>
 
+#include "agent/worker/data/image_folder.hpp"
+#include "agent/worker/data/synthetic_data.hpp"
 #include "agent/worker/device.hpp"
 #include "agent/worker/distributed/data_parallel.hpp"
 #include "agent/worker/forward_path.hpp"
 #include "agent/worker/job.hpp"
 #include "agent/worker/memory_probe.hpp"
 #include "agent/worker/result.hpp"
-#include "agent/worker/synthetic_data.hpp"
 
 namespace ts::worker {
 
@@ -48,6 +49,8 @@ class Experiment {
   // slowest rank's).
   const std::vector<std::vector<double>>& own_step_seconds() const { return own_step_seconds_; }
   std::optional<LossScalingReport> loss_scaling() const;
+  // imagefolder jobs: the input pipeline's report of the timed epochs.
+  const std::optional<DataReport>& data_report() const { return data_report_; }
   torch::nn::Module& module() { return *model_.module; }
   // The gradient reducer's record of the timed steps (multi-rank training).
   std::optional<ReducerStatistics> timed_reduction() const { return timed_reduction_; }
@@ -65,7 +68,9 @@ class Experiment {
   const DataParallel* parallel_;
   std::unique_ptr<StepClock> clock_;
   Model model_;
+  std::optional<ImageTree> tree_;  // imagefolder jobs; before data_, which reads it
   std::unique_ptr<DataSource> data_;
+  std::optional<DataReport> data_report_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::optional<LossScaler> scaler_;
   std::unique_ptr<ForwardPath> path_;

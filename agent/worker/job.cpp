@@ -9,6 +9,7 @@
 #include "agent/worker/models/registry.hpp"
 #include "shared/errors.hpp"
 #include "shared/job_fields.hpp"
+#include "shared/models/catalogue.hpp"
 #include "shared/schema.hpp"
 
 namespace ts::worker {
@@ -73,6 +74,18 @@ Job parse_job(const nlohmann::json& given) {
   read_optional(document, "hosts", job.hosts);
   read_optional(document, "labels", job.labels);
 
+  models::check_data(document);
+  for (const char* field : {"data", "loader_workers", "prefetch", "on_corrupt", "input_bound_above"}) {
+    job.data_document[field] = document.at(field);
+  }
+  if (const auto& data = document.at("data"); data.is_object()) {
+    job.data = DataSpec{data.at("folder").get<std::string>(),
+                        data.value("path", data.at("folder").get<std::string>()),
+                        document.at("loader_workers").get<int64_t>(),
+                        document.at("prefetch").get<int64_t>(),
+                        document.at("on_corrupt").get<std::string>() == "fail",
+                        document.at("input_bound_above").get<double>()};
+  }
   for (const char* knob : {"backend", "compile_mode", "dynamic", "fullgraph"}) {
     if (given.contains(knob)) job.torch_compile_knobs.emplace_back(knob);
   }
@@ -122,6 +135,7 @@ nlohmann::json to_json(const Job& job) {
                      {"gpus", job.gpus},
                      {"bucket_mb", job.bucket_mb},
                      {"overlap", job.overlap}};
+  out.update(job.data_document);
   if (!job.hosts.empty()) out["hosts"] = job.hosts;
   if (job.job_id) out["job_id"] = *job.job_id;
   if (job.sweep) out["sweep"] = *job.sweep;

@@ -23,6 +23,15 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Precision,
                              {{Precision::fp32, "fp32"}, {Precision::bf16, "bf16"}, {Precision::fp16, "fp16"}})
 NLOHMANN_JSON_SERIALIZE_ENUM(Fallback, {{Fallback::none, "none"}, {Fallback::eager, "eager"}})
 
+// imagefolder data (docs/data.md): the folder to read and its loader's knobs.
+struct DataSpec {
+  std::string folder;  // data.folder as given: the dataset's name
+  std::string path;    // what is read: data.path (set by the agent), else folder
+  int64_t loader_workers = 0, prefetch = 0;
+  bool fail_on_corrupt = false;
+  double input_bound_above = 0;
+};
+
 // A job with every default resolved: those of schemas/job.schema.json
 // (shared/job_fields.hpp) and the model's (schemas/models.json).
 struct Job {
@@ -41,6 +50,8 @@ struct Job {
   int64_t iters = 0;  // resolved: given, or dataset_size / batch_size
   std::optional<int64_t> dataset_size;
   int64_t data_batches = 0;
+  std::optional<DataSpec> data;          // none: synthetic data
+  nlohmann::json data_document;          // the job's data, loader_workers, ... as given or defaulted (echoed)
   ModelConfig model_config;              // the model's defaults overridden by the job
   std::vector<std::string> model_knobs;  // the knobs of model_config the model reads
   std::string device;

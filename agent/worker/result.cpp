@@ -1,5 +1,6 @@
 #include "agent/worker/result.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "shared/statistics.hpp"
@@ -146,6 +147,38 @@ void summarize_timing(TimingReport& t, int64_t samples_per_step, Task task) {
   }
 }
 
+void summarize_stalls(DataReport& data, const std::vector<double>& epoch_seconds, double input_bound_above) {
+  std::vector<double> fractions;
+  for (std::size_t i = 0; i < epoch_seconds.size() && i < data.epoch_input_stall_seconds.size(); ++i) {
+    fractions.push_back(epoch_seconds[i] > 0 ? std::min(1.0, data.epoch_input_stall_seconds[i] / epoch_seconds[i])
+                                             : 0.0);
+  }
+  data.median_input_stall_fraction = fractions.empty() ? 0.0 : stats::median(fractions);
+  data.input_bound = data.median_input_stall_fraction > input_bound_above;
+  data.input_bound_epochs =
+      std::count_if(fractions.begin(), fractions.end(), [&](double f) { return f > input_bound_above; });
+}
+
+nlohmann::json to_json(const DataReport& d) {
+  const std::vector<std::string> examples(d.corrupt_files.begin(),
+                                          d.corrupt_files.begin() + std::min<std::size_t>(10, d.corrupt_files.size()));
+  return {{"format", "imagefolder"},
+          {"folder", d.folder},
+          {"images", d.images},
+          {"classes", d.classes},
+          {"loader", d.loader},
+          {"workers", d.workers},
+          {"prefetch", d.prefetch},
+          {"corrupt_files", d.corrupt_files.size()},
+          {"corrupt_examples", examples},
+          {"epoch_input_stall_seconds", d.epoch_input_stall_seconds},
+          {"median_input_stall_fraction", d.median_input_stall_fraction},
+          {"input_bound", d.input_bound},
+          {"input_bound_epochs", d.input_bound_epochs},
+          {"loader_images_per_second", d.loader_images_per_second},
+          {"loader_pass_images", d.loader_pass_images}};
+}
+
 nlohmann::json to_json(const Result& r) {
   nlohmann::json out{{"schema_version", 1},
                      {"status", r.status},
@@ -159,6 +192,7 @@ nlohmann::json to_json(const Result& r) {
   if (r.execution) out["execution"] = to_json(*r.execution);
   if (r.timing) out["timing"] = to_json(*r.timing);
   if (r.memory) out["memory"] = to_json(*r.memory);
+  if (r.data) out["data"] = to_json(*r.data);
   if (r.loss) {
     nlohmann::json finals = nlohmann::json::array();
     for (const auto& value : r.loss->epoch_final) finals.push_back(finite_or_null(value));

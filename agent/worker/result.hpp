@@ -121,6 +121,23 @@ struct LossReport {
   std::vector<std::optional<double>> epoch_final;
 };
 
+// schemas/result.schema.json's data: imagefolder jobs' input pipeline.
+struct DataReport {
+  std::string folder, loader;
+  int64_t images = 0, classes = 0, workers = 0, prefetch = 0;
+  std::vector<std::string> corrupt_files;  // sorted
+  std::vector<double> epoch_input_stall_seconds;
+  double median_input_stall_fraction = 0;
+  bool input_bound = false;
+  int64_t input_bound_epochs = 0;
+  double loader_images_per_second = 0;
+  int64_t loader_pass_images = 0;
+};
+
+// Fills the derived stall fields of `data` from its stalls and the epochs'
+// seconds; an epoch is input-bound above `input_bound_above` of its time.
+void summarize_stalls(DataReport& data, const std::vector<double>& epoch_seconds, double input_bound_above);
+
 struct Result {
   Status status = Status::failed;
   std::optional<std::string> error;
@@ -129,6 +146,7 @@ struct Result {
   std::optional<TimingReport> timing;
   std::optional<LossReport> loss;
   std::optional<MemoryReport> memory;
+  std::optional<DataReport> data;
   nlohmann::json context = nlohmann::json::object();
   std::vector<std::string> warnings;
   std::string started_at, finished_at;

@@ -80,8 +80,8 @@ void write_initial_weights(const Job& job, const std::string& path) {
 
 void write_reference_batch(const Job& job, const std::string& path) {
   const auto model = find_model(job.model).build(job.model_config);  // for its sample shape
-  const SyntheticData data(job.batch_size, model.sample_shape, model.num_classes, 1, rank_data_seed(job.seed, 0),
-                           torch::kCPU);
+  SyntheticData data(job.batch_size, model.sample_shape, model.num_classes, 1, rank_data_seed(job.seed, 0),
+                     torch::kCPU);
   const auto& batch = data.peek();
   safetensors::File file;
   file.metadata = metadata_of(job, "reference_batch");

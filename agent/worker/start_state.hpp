@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "agent/worker/data/synthetic_data.hpp"
 #include "agent/worker/job.hpp"
-#include "agent/worker/synthetic_data.hpp"
 
 namespace ts::worker {
 

@@ -14,7 +14,7 @@ apt-get update
 # Debian 13 and Ubuntu 24.04 (NVIDIA's PyTorch images) name these alike.
 apt-get install -y --no-install-recommends cmake ninja-build g++ git pkg-config ca-certificates \
   libboost-dev libssl-dev libsqlite3-dev nlohmann-json3-dev libvalijson-dev libcli11-dev libspdlog-dev \
-  libyaml-cpp-dev prometheus-cpp-dev libjs-vega python3-dev python3-setuptools python3-jsonschema \
+  libyaml-cpp-dev prometheus-cpp-dev libturbojpeg0-dev libjs-vega python3-dev python3-setuptools python3-jsonschema \
   python3-safetensors python3-yaml python3-scipy iproute2 procps
 # Multi-rank jobs need an MPI; an image that has one (HPC-X in NVIDIA's) keeps it.
 command -v mpicxx > /dev/null || apt-get install -y --no-install-recommends libopenmpi-dev openmpi-bin

@@ -11,7 +11,7 @@ const std::vector<ModelSpec>& catalogue() {
     const auto file = nlohmann::json::parse(schema::text("models.json"));
     for (const auto& [name, entry] : file.items()) {
       if (name.starts_with('$')) continue;  // $comment
-      specs.push_back({name, entry.at("description").get<std::string>(),
+      specs.push_back({name, entry.at("description").get<std::string>(), entry.at("inputs").get<std::string>(),
                        entry.at("defaults").get<std::map<std::string, int64_t>>()});
     }
     return specs;
@@ -34,6 +34,19 @@ std::map<std::string, int64_t> knobs_of(const nlohmann::json& job) {
     if (const auto given = job.find(knob); given != job.end()) value = given->get<int64_t>();
   }
   return knobs;
+}
+
+void check_data(const nlohmann::json& job) {
+  const auto data = job.find("data");
+  if (data == job.end() || !data->is_object()) return;
+  const auto& model = find(job.at("model").get<std::string>());
+  if (model.inputs == "images") return;
+  std::string image_models;
+  for (const auto& spec : catalogue()) {
+    if (spec.inputs == "images") image_models += (image_models.empty() ? "" : ", ") + spec.name;
+  }
+  throw InvalidInput("data", "imagefolder data needs a model that reads images (" + image_models + "); '" + model.name +
+                                 "' reads " + model.inputs);
 }
 
 }  // namespace ts::models

@@ -15,6 +15,7 @@ namespace ts::models {
 struct ModelSpec {
   std::string name;
   std::string description;
+  std::string inputs;                       // images, features or sequences
   std::map<std::string, int64_t> defaults;  // knob -> default; its keys are the knobs the model reads
 };
 
@@ -25,5 +26,8 @@ const ModelSpec& find(std::string_view name);
 // The knobs of `job`'s model: the job's value where it has one, the
 // default otherwise. Throws ts::InvalidInput for an unknown model.
 std::map<std::string, int64_t> knobs_of(const nlohmann::json& job);
+// Throws ts::InvalidInput("data", ...) when `job` reads imagefolder data
+// with a model that does not read images.
+void check_data(const nlohmann::json& job);
 
 }  // namespace ts::models

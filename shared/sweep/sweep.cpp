@@ -8,6 +8,7 @@
 
 #include "shared/errors.hpp"
 #include "shared/json_io.hpp"
+#include "shared/models/catalogue.hpp"
 #include "shared/schema.hpp"
 
 namespace ts::sweep {
@@ -219,6 +220,12 @@ Sweep expand(const nlohmann::json& spec, const std::string& origin) {
       throw InvalidInput("axes",
                          "the configuration " + configuration.dump() +
                              " makes an invalid job: " + problems.front().field + ": " + problems.front().expected,
+                         origin);
+    }
+    try {
+      models::check_data(document);
+    } catch (const InvalidInput& error) {
+      throw InvalidInput("axes", "the configuration " + configuration.dump() + " makes an invalid job: " + error.what(),
                          origin);
     }
     documents.emplace_back(configuration.dump(), std::move(document));

@@ -110,7 +110,7 @@ class TimedRegion(unittest.TestCase):
         clock = self.runner.CudaEventClock(self.torch, "cuda:0", 2, now=self.now)
         self.assertEqual(self.calls, ["event made"] * 4 + ["record"] * 4 + ["sync"])  # made before timing
         del self.calls[:]
-        epochs, steps, losses = self.runner.timed_epochs(self.experiment, clock, 2, 2)
+        epochs, steps, losses, _ = self.runner.timed_epochs(self.experiment, clock, 2, 2)
         epoch = ["sync", "clock"] + ["batch", "record", "step", "record"] * 2 + ["sync", "clock"]
         self.assertEqual(self.calls, epoch * 2)  # no event made, no synchronisation inside an epoch
         self.assertEqual(steps, [[0.002, 0.002], [0.002, 0.002]])

@@ -84,6 +84,10 @@ def resolve_job(document, runner_name):
         job[knob] = document.get(knob, value)
     for knob in ignored:
         del job[knob]
+    if isinstance(job["data"], dict) and catalogue[job["model"]]["inputs"] != "images":
+        image_models = ", ".join(name for name, entry in sorted(catalogue.items()) if entry["inputs"] == "images")
+        raise InvalidJob("data", f"imagefolder data needs a model that reads images ({image_models}); "
+                                 f"'{job['model']}' reads {catalogue[job['model']]['inputs']}")
     if job["model"] == "transformer" and job["width"] % job["heads"] != 0:
         raise InvalidJob("heads", f"must divide width ({job['width']}), got {job['heads']}")
     if "dataset_size" not in document:

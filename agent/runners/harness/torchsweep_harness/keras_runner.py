@@ -6,7 +6,7 @@ its synchronisation and its versions (tensorflow_runner.py, jax_runner.py).
 """
 import os
 
-from . import start_state
+from . import data, start_state
 from .contract import Framework, Log, Unsupported
 from .measure import ExperimentBase, HostClock, RssProbe, measure, prepare
 
@@ -26,9 +26,9 @@ class KerasExperiment(ExperimentBase):
     figures of its initial weights, and its batches on the device. A backend
     gives run_step, which runs one step and waits for its output."""
 
-    def __init__(self, framework, job, mode):
+    def __init__(self, framework, job, mode, feed=None):
         import numpy as np
-        self.job, self.mode = job, mode
+        self.job, self.mode, self.feed = job, mode, feed
         self.model, self.sample_shape, self.optimizer, self.loss_of = framework.build(job)
         weights = start_state.initial_weights(job)
         if weights is not None:
@@ -40,7 +40,8 @@ class KerasExperiment(ExperimentBase):
             for v in self.model.trainable_variables))
         # PyTorch's SGD weight decay, an L2 term the backends add to the gradients.
         self.decay = job["weight_decay"] if job["optimizer"] == "sgd" else 0.0
-        self.batches = [framework.to_device(batch) for batch in framework.batches(job, self.sample_shape)]
+        self.batches = [] if feed else [framework.to_device(batch)
+                                        for batch in framework.batches(job, self.sample_shape)]
         reference = start_state.reference_batch(job)
         if reference is not None:
             inputs, targets = reference
@@ -88,13 +89,18 @@ class KerasFramework(Framework):
     def set_threads(self, job):
         pin_threads(job["threads"])
 
+    def pipeline(self, job, tree, corrupt):
+        """imagefolder data the way the backend's users read it (data.Feed's
+        pipeline), NHWC batches on the device."""
+        raise NotImplementedError
+
     # ---- shared ----
-    def experiment(self, job, mode):
+    def experiment(self, job, mode, feed):
         if job["device"] != "cpu":
             raise Unsupported(f"device {job['device']}: the {self.backend} runner times and measures CPUs only so far")
         if mode not in self.MODES:
             raise Unsupported(f"mode {mode}: the {self.backend} runner runs " + ", ".join(self.MODES))
-        return self.experiment_class(self, job, mode)
+        return self.experiment_class(self, job, mode, feed)
 
     def build(self, job):
         """(model, sample shape, optimizer, loss) of the job, weights seeded."""
@@ -139,9 +145,13 @@ class KerasFramework(Framework):
         self.set_threads(job)
         self.threads = job["threads"]
         probe = RssProbe()  # before any model: the process's baseline
+        # One pipeline, whatever mode the experiment ends up in.
+        feed = data.Feed(job, lambda tree, corrupt: self.pipeline(job, tree, corrupt)) if data.reads_folder(job) \
+            else None
         experiment, timing, losses, fallback_reason = prepare(
-            lambda mode: self.experiment(job, mode), job, warnings, self.log, self.COMPILERS.get(job["mode"], job["mode"]))
-        epoch_final, memory = measure(experiment, HostClock(), probe, job, timing, warnings)
+            lambda mode: self.experiment(job, mode, feed), job, warnings, self.log,
+            self.COMPILERS.get(job["mode"], job["mode"]))
+        epoch_final, memory, data_report = measure(experiment, HostClock(), probe, job, timing, warnings)
         result["execution"] = {
             "task": job["task"], "mode": experiment.mode,
             "compiler": self.COMPILERS[experiment.mode], "fallback_reason": fallback_reason, "capture_seconds": None,
@@ -152,6 +162,8 @@ class KerasFramework(Framework):
         result["timing"] = timing
         result["loss"] = dict(losses, epoch_final=epoch_final)
         result["memory"] = memory
+        if data_report:
+            result["data"] = data_report
 
     def context(self):
         return dict(self.framework_context(), torch_version=None, cuda_version=None, gpu_count=0, gpus=[],

@@ -52,14 +52,18 @@ def warm_up(experiment, warmup):
 
 class ExperimentBase:
     """What the harness needs of a framework's experiment: set self.batches
-    (made before the timed region, handed out in turn), self.reference (the
-    job's reference batch on the device, or None) and self.train; give
+    (synthetic data, made before the timed region, handed out in turn) or
+    self.feed (imagefolder data, a data.Feed), self.reference (the job's
+    reference batch on the device, or None) and self.train; give
     step(batch) -> (output, targets), loss_value(output, targets),
     evaluate(batch) (the eval-mode loss) and synchronize()."""
     position = 0
     reference = None
+    feed = None
 
     def next_batch(self):
+        if self.feed is not None:
+            return self.feed.next_batch()
         batch = self.batches[self.position]
         self.position = (self.position + 1) % len(self.batches)
         return batch
@@ -96,16 +100,23 @@ def prepare(make_experiment, job, warnings, log, compiler, reset=lambda: None):
 
 def measure(experiment, clock, probe, job, timing, warnings):
     """The timed epochs with memory in phases: fills `timing` and returns each
-    epoch's last loss and the memory report."""
+    epoch's last loss, the memory report and the data report (None for
+    synthetic data)."""
     experiment.synchronize()
     probe.begin_timed_phase()
-    epoch_seconds, step_seconds, epoch_final = timed_epochs(
+    epoch_seconds, step_seconds, epoch_final, stall_seconds = timed_epochs(
         experiment, clock, job["epochs"], job["iters"],
         lambda epoch, seconds: report_progress(epoch + 1, job["epochs"], seconds))
     experiment.synchronize()
     memory = probe.end()
     timing.update(timing_summary(epoch_seconds, step_seconds, job, experiment.train, warnings), clock=clock.name)
-    return epoch_final, memory
+    data = None
+    if experiment.feed is not None:
+        data = experiment.feed.section(stall_seconds, epoch_seconds)
+        if data["input_bound"]:
+            warnings.append(f"input-bound: the step loop waited for data {data['median_input_stall_fraction']:.1%} "
+                            f"of the median epoch (above input_bound_above, {job['input_bound_above']})")
+    return epoch_final, memory, data
 
 
 class HostClock:
@@ -130,15 +141,20 @@ class HostClock:
 
 
 def timed_epochs(experiment, clock, epochs, iters, on_epoch=lambda epoch, seconds: None):
-    """The timed region, as the worker's (docs/methodology.md): batches are on
-    the device before the clock starts, the clock sees only the steps, and the
-    device is synchronised at epoch boundaries only (by the clock). Returns
-    per-epoch seconds, per-step seconds and each epoch's last loss."""
-    epoch_seconds, step_seconds, epoch_final = [], [], []
+    """The timed region, as the worker's (docs/methodology.md): synthetic
+    batches are on the device before the clock starts, the step clock sees
+    only the steps, and the device is synchronised at epoch boundaries only
+    (by the clock). The epoch clock also sees the waits for the next batch,
+    the input stall (docs/data.md). Returns per-epoch seconds, per-step
+    seconds, each epoch's last loss and each epoch's input stall."""
+    epoch_seconds, step_seconds, epoch_final, stall_seconds = [], [], [], []
     for epoch in range(epochs):
         clock.begin_epoch()
+        stall = 0.0
         for _ in range(iters):
+            waited = time.perf_counter()
             batch = experiment.next_batch()
+            stall += time.perf_counter() - waited
             clock.begin_step()
             output, targets = experiment.step(batch)
             clock.end_step()
@@ -146,8 +162,9 @@ def timed_epochs(experiment, clock, epochs, iters, on_epoch=lambda epoch, second
         epoch_seconds.append(seconds)
         step_seconds.append(steps)
         epoch_final.append(experiment.loss_value(output, targets))
+        stall_seconds.append(stall)
         on_epoch(epoch, seconds)
-    return epoch_seconds, step_seconds, epoch_final
+    return epoch_seconds, step_seconds, epoch_final, stall_seconds
 
 
 def timing_summary(epoch_seconds, step_seconds, job, train, warnings):

@@ -1,7 +1,7 @@
 #pragma once
 // Where batches come from. Synthetic data is generated on the device before
-// timing, so the timed epochs measure compute, not I/O; a real dataset loader
-// implements the same interface.
+// timing, so the timed epochs measure compute, not I/O; imagefolder data
+// (image_folder.hpp) is read and decoded while they run.
 #include <torch/torch.h>
 
 #include <string>
@@ -19,7 +19,7 @@ class DataSource {
   virtual ~DataSource() = default;
   virtual const Batch& next() = 0;
   // The batch next() returns, without advancing (an example for capture).
-  virtual const Batch& peek() const = 0;
+  virtual const Batch& peek() = 0;
   virtual std::string name() const = 0;
 };
 
@@ -30,7 +30,7 @@ class SyntheticData final : public DataSource {
   SyntheticData(int64_t batch_size, const std::vector<int64_t>& sample_shape, int64_t num_classes, int64_t batches,
                 int64_t seed, const torch::Device& device);
   const Batch& next() override;
-  const Batch& peek() const override { return batches_[position_]; }
+  const Batch& peek() override { return batches_[position_]; }
   std::string name() const override { return "synthetic"; }
 
  private:

@@ -1,4 +1,4 @@
-#include "agent/worker/synthetic_data.hpp"
+#include "agent/worker/data/synthetic_data.hpp"
 
 namespace ts::worker {
 
