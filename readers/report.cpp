@@ -161,13 +161,15 @@ nlohmann::json environments(Database& database, const std::vector<std::string>& 
       gpus += (gpus.empty() ? "" : ", ") + gpu.value("name", std::string("?"));
     }
     const auto framework = context.value("framework", nlohmann::json::object());
+    // null for the runners of other frameworks, which name theirs instead
+    const auto torch = context.value("torch_version", nlohmann::json(nullptr));
     rows.push_back({{"host", select.text(0)},
                     {"runner", select.text(1)},
                     {"device", select.text(2)},
                     {"framework", framework.is_object() && framework.contains("name")
                                       ? framework.value("name", "") + " " + framework.value("version", "")
-                                      : "torch " + context.value("torch_version", std::string("?"))},
-                    {"torch", context.value("torch_version", std::string())},
+                                      : "torch " + (torch.is_string() ? torch.get<std::string>() : "?")},
+                    {"torch", torch},
                     {"cuda", context.value("cuda_version", nlohmann::json(nullptr))},
                     {"cudnn", context.value("cudnn_version", nlohmann::json(nullptr))},
                     {"driver", context.value("gpu_driver", nlohmann::json(nullptr))},

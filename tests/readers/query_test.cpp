@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "readers/report.hpp"
 #include "shared/errors.hpp"
 #include "shared/timestamp.hpp"
 #include "store/store.hpp"
@@ -448,6 +449,31 @@ TEST_F(QueryStore, ExportIsOneFlatRowPerResult) {
   const auto json = nlohmann::json::parse(render(table, Format::json));
   EXPECT_EQ(json.size(), 24u);
   EXPECT_EQ(json[0].at("sweep_id"), "night-1");
+}
+
+// A runner of another framework has no torch version (context.torch_version
+// null): the report's environment names its framework instead, and the
+// report is written. It failed with a JSON type error before.
+TEST_F(QueryStore, TheReportNamesTheFrameworkOfARunnerWithoutTorch) {
+  SyntheticResult r;
+  r.job_id = "tf-night/0";
+  r.sweep = "tf-night";
+  r.model = "mlp";
+  r.epoch_seconds = {1.0, 1.0, 1.0};
+  auto result = make_result(r);
+  result["runner"] = {{"name", "tensorflow"}, {"version", "2.21.0"}};
+  result["job"]["runner"] = "tensorflow";
+  result["context"]["torch_version"] = nullptr;
+  result["context"]["framework"] = {{"name", "tensorflow"}, {"version", "2.21.0"}};
+  store_.add_sweep({"tf-night", "tf-night", nlohmann::json::object(), {"tf"}, "test", 0, "2026-11-30T00:00:00.000Z"},
+                   {{"tf-night/0", 0, "mlp", 0, "tensorflow", 1, {}, 3}});
+  store_.ingest_results({result}, "agent");
+  ReportOptions options;
+  options.filter.sweeps = {"tf-night"};
+  const auto data = report_data(store_.database(), options);
+  ASSERT_EQ(data.at("environments").size(), 1u) << data.at("environments").dump();
+  EXPECT_EQ(data.at("environments").at(0).at("framework"), "tensorflow 2.21.0");
+  EXPECT_EQ(data.at("environments").at(0).at("torch"), nullptr);
 }
 
 TEST(QueryRender, CsvQuotesAndTableAlignsAndFactorsOutConstants) {
