@@ -78,6 +78,16 @@ Agent::Agent(asio::io_context& io, AgentOptions options)
     options_.work_directory = std::filesystem::temp_directory_path() / ("torchsweep-agent-" + options_.name);
   }
   std::filesystem::create_directories(options_.work_directory / "spool");
+  if (capabilities_.at("gpus").empty()) {
+    nvml_unavailable_ = "this agent has no GPU";
+  } else {
+    try {
+      nvml_ = std::make_shared<const Nvml>(options_.nvml_library);
+    } catch (const NvmlUnavailable& error) {
+      nvml_unavailable_ = error.what();
+      log::warn("no GPU telemetry in this agent's results: {}", nvml_unavailable_);
+    }
+  }
   capabilities_["peak_flops"] = peak_flops(options_.peak_probe, worker == options_.runners.end() ? "" : worker->second,
                                            options_.work_directory / "peak_flops.json", capabilities_);
   for (const auto& entry : std::filesystem::directory_iterator(options_.work_directory / "spool")) {
@@ -306,16 +316,36 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, std::filesystem::pat
     }
     request.launcher = mpirun_command(request.job, options_.rank_launch, forwarded);
   }
-  request.on_progress = [this, job_id, attempt](const nlohmann::json& line) {
+  const auto telemetry = std::make_shared<GpuTelemetry>(telemetry_for(assign.at("gpus").get<std::vector<int64_t>>()));
+  request.on_progress = [this, job_id, attempt, telemetry](const nlohmann::json& line) {
     if (auto fields = progress_fields(line)) {
+      telemetry->epoch_finished(GpuTelemetry::Clock::now(), fields->at("seconds").get<double>());
       (*fields)["job_id"] = job_id;
       (*fields)["attempt"] = attempt;
       send(wire::make_message("progress", *fields));
     }
   };
+  const auto sampling = std::make_shared<bool>(telemetry->available());
+  if (*sampling) asio::co_spawn(io_, sample_gpus(telemetry, sampling), rethrow_from_run("the GPU telemetry"));
   const auto directory = request.directory;
-  const auto outcome = co_await execute(std::move(request));
+  auto outcome = co_await execute(std::move(request));
+  *sampling = false;
+  if (outcome.result) (*outcome.result)["telemetry"] = telemetry->summary();
   // Off the books only once the outcome is in the spool.
+  if (outcome.kind == ExecutionOutcome::Kind::completed &&
+      job_fields::get<bool>(assign.at("job"), "discard_if_throttled") &&
+      outcome.result->at("telemetry").value("throttled", false)) {
+    // Discarded: the result goes nowhere, not even beside the failure,
+    // where the store would keep it; the reason says what NVML saw.
+    outcome.kind = ExecutionOutcome::Kind::throttled;
+    outcome.reason = "a GPU throttled during the timed epochs and the job asks discard_if_throttled:";
+    for (const auto& gpu : outcome.result->at("telemetry").at("gpus")) {
+      if (gpu.at("throttled").get<bool>())
+        outcome.reason += " GPU " + gpu.at("index").dump() + " (" + gpu.at("uuid").get<std::string>() + ") " +
+                          gpu.at("clock_event_reasons").dump();
+    }
+    outcome.result.reset();
+  }
   if (outcome.kind == ExecutionOutcome::Kind::completed) {
     auto result = *outcome.result;
     if (auto efficiency =
@@ -342,6 +372,34 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, std::filesystem::pat
   log::info("job {} attempt {}: {} (files kept in {})", job_id, attempt, outcome.reason, directory.string());
   deliver(wire::make_message("job_failed", failed));
   running_.erase(job_id);
+}
+
+GpuTelemetry Agent::telemetry_for(const std::vector<int64_t>& gpus) const {
+  if (gpus.empty()) return GpuTelemetry::unavailable("the job ran on no GPU");
+  if (!nvml_) return GpuTelemetry::unavailable(nvml_unavailable_);
+  nlohmann::json entries = nlohmann::json::array();
+  for (const auto index : gpus) {
+    for (const auto& gpu : capabilities_.at("gpus"))
+      if (gpu.at("index") == index) entries.push_back(gpu);
+  }
+  try {
+    // The agent gives a GPU to one job at a time, so its processes there are
+    // the job's: the runner, mpirun's ranks, a DataLoader's workers.
+    return GpuTelemetry(nvml_, entries,
+                        [agent = ::getpid()](pid_t pid) { return ProcessTree::descends_from(pid, agent); });
+  } catch (const NvmlUnavailable& error) {
+    return GpuTelemetry::unavailable(error.what());
+  }
+}
+
+asio::awaitable<void> Agent::sample_gpus(std::shared_ptr<GpuTelemetry> telemetry, std::shared_ptr<bool> running) {
+  asio::steady_timer timer(io_);
+  while (*running) {
+    telemetry->sample(GpuTelemetry::Clock::now());
+    timer.expires_after(options_.telemetry_interval);
+    boost::system::error_code ignored;
+    co_await timer.async_wait(asio::redirect_error(use_awaitable, ignored));
+  }
 }
 
 asio::awaitable<void> Agent::fence() {

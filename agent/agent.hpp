@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "agent/gpu_telemetry.hpp"
 #include "agent/peak_flops.hpp"
 #include "agent/rank_launch.hpp"
 #include "shared/wire/connection.hpp"
@@ -51,6 +52,9 @@ struct AgentOptions {
   std::shared_ptr<wire::ssl::context> tls;
   std::chrono::milliseconds initial_backoff{200};
   std::chrono::milliseconds max_backoff{5000};
+  // NVML, for the GPU telemetry of every result (agent/gpu_telemetry.hpp).
+  std::filesystem::path nvml_library = "libnvidia-ml.so.1";
+  std::chrono::milliseconds telemetry_interval{100};
 };
 
 class Agent {
@@ -91,6 +95,10 @@ class Agent {
   // Kills what the runners of a previous life of this agent left running.
   void kill_leftover_runners();
   asio::awaitable<void> run_job(nlohmann::json assign, std::filesystem::path runner);
+  // The telemetry of a job on these GPUs: "unavailable" without GPUs or NVML.
+  GpuTelemetry telemetry_for(const std::vector<int64_t>& gpus) const;
+  // Samples `telemetry` every telemetry_interval until `running` turns false.
+  asio::awaitable<void> sample_gpus(std::shared_ptr<GpuTelemetry> telemetry, std::shared_ptr<bool> running);
   // Spools an outcome (job_result or job_failed) and sends it when connected.
   void deliver(const nlohmann::json& outcome);
   void send(const nlohmann::json& message);
@@ -99,6 +107,8 @@ class Agent {
   asio::io_context& io_;
   AgentOptions options_;
   nlohmann::json capabilities_;
+  std::shared_ptr<const Nvml> nvml_;  // null: nvml_unavailable_ says why
+  std::string nvml_unavailable_;
   std::shared_ptr<wire::Connection> connection_;
   asio::steady_timer backoff_timer_;
   asio::steady_timer fence_timer_;

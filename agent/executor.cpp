@@ -181,6 +181,8 @@ std::string to_string(ExecutionOutcome::Kind kind) {
       return "launch_failed";
     case ExecutionOutcome::Kind::cancelled:
       return "cancelled";
+    case ExecutionOutcome::Kind::throttled:
+      return "throttled";
   }
   return "unknown";
 }

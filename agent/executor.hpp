@@ -51,7 +51,8 @@ struct ExecutionOutcome {
     crashed,        // killed by a signal or an unexpected exit code, or no valid result
     timed_out,      // over the limit; the process group was killed
     launch_failed,  // the runner could not be started
-    cancelled       // cancel_requested; the process group was killed
+    cancelled,      // cancel_requested; the process group was killed
+    throttled       // completed, but a GPU throttled and the job asks discard_if_throttled (set by the agent)
   };
   Kind kind = Kind::crashed;
   std::optional<nlohmann::json> result;  // the runner's result document, when valid
@@ -61,7 +62,9 @@ struct ExecutionOutcome {
   double seconds = 0;
 
   // Whether another attempt could end differently (the coordinator retries these).
-  bool retryable() const { return kind == Kind::crashed || kind == Kind::timed_out || kind == Kind::launch_failed; }
+  bool retryable() const {
+    return kind == Kind::crashed || kind == Kind::timed_out || kind == Kind::launch_failed || kind == Kind::throttled;
+  }
 };
 
 std::string to_string(ExecutionOutcome::Kind kind);

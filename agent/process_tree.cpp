@@ -48,6 +48,18 @@ bool same_process(pid_t pid, uint64_t start_time) {
 
 }  // namespace
 
+bool ProcessTree::descends_from(pid_t pid, pid_t ancestor) {
+  // A pid's parent chain ends at 1 (or 0 in a pid namespace); bounded in
+  // case a recycled pid makes a loop while it is read.
+  for (int depth = 0; depth < 64 && pid > 1; ++depth) {
+    const auto stat = read_stat(pid);
+    if (!stat) return false;
+    if (stat->parent == ancestor) return true;
+    pid = stat->parent;
+  }
+  return false;
+}
+
 ProcessTree::ProcessTree(pid_t root, bool scan) : root_(root), scan_(scan) {
   if (const auto stat = read_stat(root)) root_start_time_ = stat->start_time;
 }

@@ -32,6 +32,8 @@ class ProcessTree {
   // the root's process group when the root itself lives); returns how many
   // processes it signalled. A file that cannot be read kills nothing.
   static std::size_t kill_recorded(const std::filesystem::path& file);
+  // Whether `ancestor` started `pid`, directly or through its children.
+  static bool descends_from(pid_t pid, pid_t ancestor);
 
  private:
   pid_t root_;

@@ -17,6 +17,7 @@ Command add_agent_command(CLI::App& app) {
     std::string name;
     std::vector<std::string> labels, runners, data_roots;
     std::string work_dir, token_file, tls_ca, mpirun = "mpirun", peak_probe = "cached";
+    std::string nvml_library = agent::AgentOptions{}.nvml_library.string();
     bool keep_job_dirs = false, no_default_runners = false;
   };
   auto settings = std::make_shared<Settings>();
@@ -35,6 +36,10 @@ Command add_agent_command(CLI::App& app) {
   command
       ->add_option("--mpirun", settings->mpirun, "Open MPI's mpirun, which starts multi-rank jobs (docs/multi-gpu.md)")
       ->capture_default_str();
+  command
+      ->add_option("--nvml-library", settings->nvml_library,
+                   "NVIDIA's management library, for the GPU telemetry of results (docs/gpu-telemetry.md)")
+      ->capture_default_str();
   command->add_flag("--no-default-runners", settings->no_default_runners,
                     "register only the --runner ones, not those installed beside torchsweep");
   command->add_flag("--keep-job-dirs", settings->keep_job_dirs,
@@ -49,6 +54,7 @@ Command add_agent_command(CLI::App& app) {
     options.keep_job_directories = settings->keep_job_dirs;
     options.discover_runners = !settings->no_default_runners;
     options.rank_launch.mpirun = settings->mpirun;
+    options.nvml_library = settings->nvml_library;
     options.peak_probe = agent::parse_peak_probe(settings->peak_probe, "--peak-probe");
     options.tls = client_tls(settings->tls_ca);
     for (const auto& label : settings->labels) add_key_value(options.labels, label, "--label");

@@ -48,6 +48,8 @@ const std::vector<Axis>& axis_table() {
       {"sweep", "r.sweep_id"},
       {"status", "r.status"},
       {"data", "r.data"},  // synthetic, or the imagefolder dataset's folder
+      // Whether NVML saw a GPU of the job slow itself down (docs/gpu-telemetry.md).
+      {"throttled", "CASE r.throttled WHEN 1 THEN 'yes' WHEN 0 THEN 'no' ELSE 'unknown' END"},
   };
   return axes;
 }
@@ -81,6 +83,7 @@ const std::vector<Metric>& metric_table() {
       {"warmup_time", "warmup_time_s", "r.warmup_s"},
       {"input_stall", "input_stall", "r.input_stall_fraction"},
       {"loader_throughput", "loader_images_per_s", "r.loader_images_per_s", 1, true},
+      {"gpu_process_memory", "gpu_process_memory_mib", "r.gpu_process_memory_bytes", 1.0 / (1024 * 1024)},
   };
   return metrics;
 }

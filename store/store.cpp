@@ -70,6 +70,20 @@ MemoryFigures memory_figures(const nlohmann::json& result) {
   return figures;
 }
 
+// NVML's device memory of the job's processes at its highest, on the
+// busiest of its GPUs (docs/gpu-telemetry.md); none without telemetry.
+std::optional<int64_t> gpu_process_memory(const nlohmann::json& result) {
+  const auto telemetry = result.find("telemetry");
+  if (telemetry == result.end() || !telemetry->contains("gpus")) return std::nullopt;
+  std::optional<int64_t> highest;
+  for (const auto& gpu : telemetry->at("gpus")) {
+    const auto& spread = gpu.at("process_memory_bytes");
+    if (spread.is_null()) continue;
+    highest = std::max(highest.value_or(0), static_cast<int64_t>(spread.at("max").get<double>()));
+  }
+  return highest;
+}
+
 // Whether warm-up reached the steady state, judged here so that one rule
 // holds for every runner: the first timed epoch may take at most 1.5 times
 // the median of the others. Nothing to judge with fewer than 2 epochs.
@@ -93,10 +107,10 @@ Store::Store(const std::string& path)
           "fused_kernels, fallback_reason, error, received_at, peak_memory_field, warmup_peak_memory_bytes, "
           "peak_reserved_bytes, warmup_insufficient, flops_per_step, achieved_flops_per_s, peak_flops_per_s, mfu, "
           "data, "
-          "input_stall_fraction, loader_images_per_s, input_bound) "
+          "input_stall_fraction, loader_images_per_s, input_bound, throttled, gpu_process_memory_bytes) "
           "VALUES (?1, ?2, COALESCE((SELECT sweep_id FROM jobs WHERE job_id = ?1), ?3), ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
           "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, "
-          "?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41)")),
+          "?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43)")),
       insert_document_(database_.prepare("INSERT INTO result_documents (job_id, attempt, document) VALUES (?, ?, ?)")),
       insert_epoch_(database_.prepare(
           "INSERT INTO result_epochs (job_id, attempt, epoch, seconds, step_seconds) VALUES (?, ?, ?, ?, ?)")),
@@ -167,6 +181,10 @@ bool Store::insert_result(const nlohmann::json& result, const std::string& agent
   const auto noisy = optional_at<bool>(result, Pointer("/timing/noisy"));
   const auto data = job_fields::get<nlohmann::json>(job, "data");
   const auto input_bound = optional_at<bool>(result, Pointer("/data/input_bound"));
+  const auto throttled = optional_at<bool>(result, Pointer("/telemetry/throttled"));
+  const auto as_flag = [](std::optional<bool> value) {
+    return value ? std::optional<int64_t>(*value ? 1 : 0) : std::nullopt;
+  };
 
   insert_result_
       .bind_all(
@@ -181,8 +199,7 @@ bool Store::insert_result(const nlohmann::json& result, const std::string& agent
           optional_at<double>(result, Pointer("/timing/samples_per_second")),
           optional_at<double>(result, Pointer("/timing/median_step_seconds")), compile,
           optional_at<double>(result, Pointer("/timing/warmup_seconds")), memory.peak,
-          optional_at<int64_t>(result, Pointer("/memory/peak_allocated_bytes")),
-          noisy ? std::optional<int64_t>(*noisy ? 1 : 0) : std::nullopt,
+          optional_at<int64_t>(result, Pointer("/memory/peak_allocated_bytes")), as_flag(noisy),
           optional_at<int64_t>(result, Pointer("/execution/fusion/fused_kernels")),
           optional_at<std::string>(result, Pointer("/execution/fallback_reason")),
           optional_at<std::string>(result, Pointer("/error")), utc_timestamp(), memory.field, memory.warmup_peak,
@@ -193,8 +210,8 @@ bool Store::insert_result(const nlohmann::json& result, const std::string& agent
           optional_at<double>(result, Pointer("/efficiency/mfu")),
           data.is_object() ? data.at("folder").get<std::string>() : data.get<std::string>(),
           optional_at<double>(result, Pointer("/data/median_input_stall_fraction")),
-          optional_at<double>(result, Pointer("/data/loader_images_per_second")),
-          input_bound ? std::optional<int64_t>(*input_bound ? 1 : 0) : std::nullopt)
+          optional_at<double>(result, Pointer("/data/loader_images_per_second")), as_flag(input_bound),
+          as_flag(throttled), gpu_process_memory(result))
       .run();
   if (insert_result_.changes() == 0) return false;  // (job_id, attempt) already stored
   insert_document_.bind_all(job_id, attempt, result.dump()).run();

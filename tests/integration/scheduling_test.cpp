@@ -339,6 +339,11 @@ fixed: {model: mlp, batch_size: 8, input_size: 16, width: 32, depth: 1, epochs: 
     EXPECT_NEAR(row.at(3).get<double>(), row.at(1).get<double>() / row.at(2).get<double>(), 1e-12) << row.dump();
     EXPECT_NEAR(row.at(4).get<double>(), 1.0, 1e-9) << row.dump();
   }
+  // A CPU job has no GPU telemetry, and says why (docs/gpu-telemetry.md).
+  EXPECT_EQ(store_rows("SELECT DISTINCT json_extract(document, '$.telemetry.status') || ': ' || "
+                       "json_extract(document, '$.telemetry.reason') FROM result_documents"),
+            "unavailable: the job ran on no GPU\n");
+  EXPECT_EQ(store_rows("SELECT COUNT(*) FROM results WHERE throttled IS NULL"), "2\n");
   // The peak is measured once and cached in the work directory.
   const auto cache = nlohmann::json::parse(testing::slurp(directory_ / "w" / "peak_flops.json"));
   EXPECT_EQ(cache.at("peak").at("devices").at(0).at("device"), "cpu") << cache.dump();
