@@ -53,9 +53,15 @@ def check_sweep(args, work):
         json.dump(sweep, handle)
     db = os.path.join(work, "real.db")
     runner_options = [f"--runner={name}={path}" for name, path in args.runners.items()]
-    finished = run([args.torchsweep, "run", sweep_file, "--db", db, "--data-root", root, "--no-report",
+    report = os.path.join(work, "real.html")
+    finished = run([args.torchsweep, "run", sweep_file, "--db", db, "--data-root", root, "--report", report,
                     "--work-dir", os.path.join(work, "agent"), *runner_options])
     assert finished.returncode == 0, finished.stdout + finished.stderr
+    # The report of every runner's results, the frameworks' included (their
+    # context has no torch version: that once failed it).
+    with open(report, encoding="utf-8") as handle:
+        page = handle.read()
+    assert all(f'"runner":"{name}"' in page for name in args.runners), "a runner is missing from the report"
     query = run([args.torchsweep, "query", "--db", db, "--compare", "data", "--format", "json"])
     assert query.returncode == 0, query.stderr
     rows = json.loads(query.stdout)
