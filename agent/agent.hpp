@@ -62,6 +62,8 @@ class Agent {
   Agent(asio::io_context& io, AgentOptions options);
   void start();
   void stop();
+  // What this agent reports at hello (schemas/protocol/hello.schema.json).
+  const nlohmann::json& capabilities() const noexcept { return capabilities_; }
   // Set once a coordinator refused us for good (protocol version, token).
   bool refused() const noexcept { return refused_; }
   // Called once when that happens, e.g. to let the program end.

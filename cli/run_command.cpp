@@ -216,7 +216,8 @@ Command add_run_command(CLI::App& app) {
     agent::Agent local(io, agent_options);
     local.start();
 
-    const auto submission = server.submit(spec, settings->sweep, submitter_name());
+    // Checked against what the local agent's runners run: it has not said hello yet.
+    const auto submission = server.submit(spec, settings->sweep, submitter_name(), {local.capabilities()});
     std::fprintf(stderr, "sweep %s: %zu jobs (%zu configurations); store %s\n", submission.sweep_id.c_str(),
                  submission.jobs, submission.configurations, settings->db.c_str());
     ProgressReport progress(submission.jobs, store);

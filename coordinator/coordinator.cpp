@@ -150,10 +150,13 @@ void Coordinator::stop() {
 
 // ---- sweeps and jobs -------------------------------------------------------
 
-Submission Coordinator::submit(const nlohmann::json& spec, const std::string& origin, const std::string& submitter) {
+Submission Coordinator::submit(const nlohmann::json& spec, const std::string& origin, const std::string& submitter,
+                               const std::vector<nlohmann::json>& also_known) {
   const auto sweep = sweep::expand(spec, origin);
   // A model no runner of its name runs is refused now, not at 3 a.m.
-  auto warnings = sweep::check_runnable(sweep, sweep::known_runners(store_.agent_capabilities()),
+  auto capabilities = store_.agent_capabilities();
+  capabilities.insert(capabilities.end(), also_known.begin(), also_known.end());
+  auto warnings = sweep::check_runnable(sweep, sweep::known_runners(capabilities),
                                         "as the agents that ever registered reported");
   for (const auto& warning : warnings) log::warn("sweep {}: {}", sweep.name, warning);
   batch_.open();

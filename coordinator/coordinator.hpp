@@ -71,8 +71,11 @@ class Coordinator {
   void stop();
 
   // Validates, expands and stores a sweep, then queues its jobs. Throws
-  // ts::InvalidInput naming `origin` and the field of a bad sweep.
-  Submission submit(const nlohmann::json& spec, const std::string& origin, const std::string& submitter);
+  // ts::InvalidInput naming `origin` and the field of a bad sweep, or a
+  // model no runner runs as the agents that ever registered reported, with
+  // `also_known` (capabilities of agents about to connect: `run`'s own).
+  Submission submit(const nlohmann::json& spec, const std::string& origin, const std::string& submitter,
+                    const std::vector<nlohmann::json>& also_known = {});
   // Cancels a sweep (id or name) or a job (id); returns how many jobs stopped.
   std::size_t cancel(const std::string& sweep, const std::string& job);
   // Adds `runs` confirmation runs of each configuration (jobs.config_key)

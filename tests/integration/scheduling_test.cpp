@@ -319,6 +319,8 @@ fixed: {model: mlp, batch_size: 8, input_size: 16, width: 32, depth: 1, epochs: 
   const auto finished =
       torchsweep({"run", file.string(), "--db", db().string(), "--work-dir", (directory_ / "w").string()});
   ASSERT_EQ(finished.exit_code, 0) << finished.err << finished.out;
+  // Checked against the local agent's runners, though it had not said hello yet.
+  EXPECT_EQ(finished.err.find("unchecked"), std::string::npos) << finished.err;
   EXPECT_NE(finished.out.find("Compiled vs eager"), std::string::npos) << finished.out;
   const auto rows = results();
   ASSERT_EQ(rows.size(), 2u);
