@@ -156,8 +156,8 @@ Submission Coordinator::submit(const nlohmann::json& spec, const std::string& or
   // A model no runner of its name runs is refused now, not at 3 a.m.
   auto capabilities = store_.agent_capabilities();
   capabilities.insert(capabilities.end(), also_known.begin(), also_known.end());
-  auto warnings = sweep::check_runnable(sweep, sweep::known_runners(capabilities),
-                                        "as the agents that ever registered reported");
+  auto warnings =
+      sweep::check_runnable(sweep, sweep::known_runners(capabilities), "as the agents that ever registered reported");
   for (const auto& warning : warnings) log::warn("sweep {}: {}", sweep.name, warning);
   batch_.open();
   store::SweepRecord record{new_sweep_id(sweep.name), sweep.name,     spec, sweep.tags, submitter,
