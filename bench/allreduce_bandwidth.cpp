@@ -15,6 +15,7 @@
 
 #include "agent/worker/device.hpp"
 #include "agent/worker/distributed/data_parallel.hpp"
+#include "agent/worker/distributed/mpi_world.hpp"
 
 namespace {
 

@@ -295,7 +295,7 @@ void add_observations(Result& result) {
 
 // The device of this rank: with several ranks on a node, local rank i takes
 // the i-th GPU the agent made visible.
-std::string rank_device(const std::string& spec, const MpiWorld* world) {
+std::string rank_device(const std::string& spec, const World* world) {
   if (world == nullptr || !spec.starts_with("cuda")) return spec;
   return "cuda:" + std::to_string(world->local_rank());
 }
@@ -357,7 +357,7 @@ DistributedReport report_data_parallel(Experiment& experiment, const DataParalle
 
 }  // namespace
 
-Result run_experiment(const Job& job, const MpiWorld* world, const CaptureFunction& capture) {
+Result run_experiment(const Job& job, const World* world, const CaptureFunction& capture) {
   Result result;
   result.job = job;
   result.started_at = utc_timestamp();

@@ -88,9 +88,9 @@ class Experiment {
 // with the reason. Only a job whose content is invalid throws
 // ts::InvalidInput (e.g. heads that do not divide width). `world` is given
 // when mpirun started this process (every rank calls this; rank 0's result
-// is the job's). `capture` is how compiled mode captures the model
-// (replaceable to exercise the fallback).
-Result run_experiment(const Job& job, const MpiWorld* world = nullptr,
+// is the job's), or for a one-rank job with data_parallel: always. `capture`
+// is how compiled mode captures the model (replaceable to exercise the fallback).
+Result run_experiment(const Job& job, const World* world = nullptr,
                       const CaptureFunction& capture = capture_torchscript);
 
 }  // namespace ts::worker

@@ -71,6 +71,7 @@ Job parse_job(const nlohmann::json& given) {
   read_optional(document, "gpus", job.gpus);
   read_optional(document, "bucket_mb", job.bucket_mb);
   read_optional(document, "overlap", job.overlap);
+  read_optional(document, "data_parallel", job.data_parallel);
   read_optional(document, "hosts", job.hosts);
   read_optional(document, "labels", job.labels);
 
@@ -134,7 +135,8 @@ nlohmann::json to_json(const Job& job) {
                      {"weight_decay", job.weight_decay},
                      {"gpus", job.gpus},
                      {"bucket_mb", job.bucket_mb},
-                     {"overlap", job.overlap}};
+                     {"overlap", job.overlap},
+                     {"data_parallel", job.data_parallel}};
   out.update(job.data_document);
   if (!job.hosts.empty()) out["hosts"] = job.hosts;
   if (job.job_id) out["job_id"] = *job.job_id;

@@ -62,9 +62,12 @@ struct Job {
   double lr = 0;
   double momentum = 0;
   double weight_decay = 0;
-  int64_t gpus = 0;                // data-parallel ranks: GPUs, or CPU ranks on a CPU device
-  double bucket_mb = 0;            // gradient bucket size of multi-rank training, in MiB
-  bool overlap = false;            // all-reduce buckets while backward runs
+  int64_t gpus = 0;      // data-parallel ranks: GPUs, or CPU ranks on a CPU device
+  double bucket_mb = 0;  // gradient bucket size of multi-rank training, in MiB
+  bool overlap = false;  // all-reduce buckets while backward runs
+  // "always": a one-rank job runs the data-parallel path too (a one-rank
+  // NCCL communicator, its all-reduces and the distributed report).
+  std::string data_parallel;
   std::vector<std::string> hosts;  // multi-node jobs: mpirun --host entries (read by the agent)
   std::optional<double> timeout_s;
   std::map<std::string, std::string> labels;

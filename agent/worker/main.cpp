@@ -8,7 +8,10 @@
 #include "agent/worker/cli_options.hpp"
 #include "agent/worker/compat.hpp"
 #include "agent/worker/device.hpp"
+#include "agent/worker/distributed/single_process_world.hpp"
+#ifdef TORCHSWEEP_WITH_MPI
 #include "agent/worker/distributed/mpi_world.hpp"
+#endif
 #include "agent/worker/experiment.hpp"
 #include "agent/worker/job.hpp"
 #include "agent/worker/models/registry.hpp"
@@ -35,13 +38,22 @@ void list_models() {
 int run(const ts::worker::WorkerCommand& command) {
   ts::die_with_parent_if_asked();  // a rank ends with mpirun, as mpirun with the agent
   // Under mpirun every rank runs this; rank 0 writes the job's result.
-  std::optional<ts::worker::MpiWorld> world;
-  if (ts::worker::MpiWorld::launched_by_mpirun()) world.emplace();
+  std::unique_ptr<ts::worker::World> world;
+  if (ts::worker::launched_by_mpirun()) {
+#ifdef TORCHSWEEP_WITH_MPI
+    world = std::make_unique<ts::worker::MpiWorld>();
+#else
+    throw ts::InvalidInput("gpus",
+                           "mpirun started this worker, which was built without MPI (TORCHSWEEP_WITH_MPI=OFF): "
+                           "it runs one-rank jobs only");
+#endif
+  }
   const auto job = ts::worker::parse_job(command.job);
+  if (!world && job.data_parallel == "always") world = std::make_unique<ts::worker::SingleProcessWorld>();
   ts::log::info("running {} {} {} {} batch {} on {}", job.model, nlohmann::json(job.task).get<std::string>(),
                 nlohmann::json(job.mode).get<std::string>(), nlohmann::json(job.precision).get<std::string>(),
                 job.batch_size, job.device);
-  const auto result = ts::worker::run_experiment(job, world ? &*world : nullptr);
+  const auto result = ts::worker::run_experiment(job, world.get());
   const int code = result.status == ts::worker::Status::ok ? ts::exit_code::ok : ts::exit_code::run_failed;
   if (!world || world->rank() == 0) {
     auto document = ts::worker::to_json(result);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/worker/distributed/module_state.hpp"
+#include "agent/worker/distributed/mpi_world.hpp"
 #include "agent/worker/experiment.hpp"
 #include "agent/worker/models/registry.hpp"
 #include "tests/worker/tiny_jobs.hpp"

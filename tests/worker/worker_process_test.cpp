@@ -146,6 +146,22 @@ TEST_F(WorkerProcess, UnsupportedJobExitsWith3AndExplainsInTheResult) {
   EXPECT_NE(document["error"].get<std::string>().find("fp16"), std::string::npos);
 }
 
+// The one-rank data-parallel path is a CUDA rank's (a one-rank NCCL
+// communicator); on the CPU the collective is MPI's, between ranks mpirun
+// started, so the job is unsupported and says which to ask instead.
+TEST_F(WorkerProcess, DataParallelAlwaysOnTheCpuIsUnsupportedAndSaysWhatRuns) {
+  auto job = testing::tiny_mlp();
+  job["data_parallel"] = "always";
+  const auto finished = run_program({TS_WORKER_BINARY, "--job", write_job(job.dump()), "--out", out_path()});
+  EXPECT_EQ(finished.exit_code, 3) << finished.err;
+  std::ifstream in(out_path());
+  const auto document = nlohmann::json::parse(in);
+  EXPECT_EQ(document["status"], "unsupported");
+  EXPECT_NE(document["error"].get<std::string>().find("data_parallel: always is for one CUDA rank"), std::string::npos)
+      << document["error"];
+  EXPECT_EQ(document["job"]["data_parallel"], "always");
+}
+
 TEST_F(WorkerProcess, ListModelsPrintsParameterCounts) {
   const auto finished = run_program({TS_WORKER_BINARY, "--list-models"});
   ASSERT_EQ(finished.exit_code, 0);

@@ -1,15 +1,24 @@
 #include "agent/worker/distributed/data_parallel.hpp"
 
 #include "agent/worker/device.hpp"
+#ifdef TORCHSWEEP_WITH_MPI
 #include "agent/worker/distributed/mpi_collective.hpp"
+#endif
 #ifdef TORCHSWEEP_WITH_NCCL
 #include "agent/worker/distributed/nccl_collective.hpp"
 #endif
 
 namespace ts::worker {
 
-std::unique_ptr<Collective> make_collective(const MpiWorld& world, const torch::Device& device) {
-  if (device.is_cpu()) return std::make_unique<MpiCollective>(world);
+std::unique_ptr<Collective> make_collective(const World& world, const torch::Device& device) {
+  if (device.is_cpu()) {
+#ifdef TORCHSWEEP_WITH_MPI
+    if (const auto* ranks = dynamic_cast<const MpiWorld*>(&world)) return std::make_unique<MpiCollective>(*ranks);
+#endif
+    throw Unsupported(
+        "data-parallel training on the CPU all-reduces over MPI, between ranks mpirun started; "
+        "this process was not (data_parallel: always is for one CUDA rank, gpus: 2 or more for CPU ranks)");
+  }
 #ifdef TORCHSWEEP_WITH_NCCL
   return std::make_unique<NcclCollective>(world, device);
 #else

@@ -1,18 +1,18 @@
 #pragma once
 // One rank's part in a data-parallel job (docs/multi-gpu.md): the ranks mpirun
-// started, the collective for this rank's device, and the job's bucketing
+// started (or this process alone), the collective for this rank's device, and the job's bucketing
 // settings. Each rank trains on its own shard of `batch_size` samples, so a
 // step processes ranks x batch_size samples.
 #include <memory>
 
 #include "agent/worker/distributed/collective.hpp"
 #include "agent/worker/distributed/gradient_reducer.hpp"
-#include "agent/worker/distributed/mpi_world.hpp"
+#include "agent/worker/distributed/world.hpp"
 
 namespace ts::worker {
 
 struct DataParallel {
-  const MpiWorld& world;
+  const World& world;
   Collective& collective;
   ReducerOptions reducer;
 };
@@ -21,8 +21,9 @@ struct DataParallel {
 // single-process run of the same job draws.
 inline int64_t rank_data_seed(int64_t job_seed, int rank) { return job_seed + 1 + rank; }
 
-// The collective for `device`: NCCL on CUDA (when compiled in), MPI on CPU.
-// Throws Unsupported for CUDA without NCCL.
-std::unique_ptr<Collective> make_collective(const MpiWorld& world, const torch::Device& device);
+// The collective for `device`: NCCL on CUDA (when compiled in), MPI on CPU
+// (ranks mpirun started). Throws Unsupported for CUDA without NCCL, and for
+// the CPU without MPI ranks.
+std::unique_ptr<Collective> make_collective(const World& world, const torch::Device& device);
 
 }  // namespace ts::worker

@@ -18,8 +18,6 @@ void check(int code, const char* call) {
 
 }  // namespace
 
-bool MpiWorld::launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr; }
-
 MpiWorld::MpiWorld() {
   // Autograd hooks may start all-reduces from LibTorch's backward thread
   // while the main thread waits on others, so ask for full thread support;

@@ -49,7 +49,7 @@ class NcclPending final : public PendingCollective {
 
 }  // namespace
 
-NcclCollective::NcclCollective(const MpiWorld& world, torch::Device device)
+NcclCollective::NcclCollective(const World& world, torch::Device device)
     : world_(world), device_(device), stream_(c10::cuda::getStreamFromPool(/*isHighPriority=*/true, device.index())) {
   ncclUniqueId id;
   if (world.rank() == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");

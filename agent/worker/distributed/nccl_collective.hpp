@@ -1,6 +1,6 @@
 #pragma once
 // Collectives on CUDA tensors through NCCL, bootstrapped the nccl-tests way:
-// rank 0 creates the ncclUniqueId, MPI broadcasts it, every rank calls
+// rank 0 creates the ncclUniqueId, the world (MPI) broadcasts it, every rank calls
 // ncclCommInitRank on the GPU of its local rank. All-reduces run on a
 // communication stream of their own that first waits for the current
 // (compute) stream, so a bucket can be reduced while backward goes on.
@@ -10,13 +10,13 @@
 #include <nccl.h>
 
 #include "agent/worker/distributed/collective.hpp"
-#include "agent/worker/distributed/mpi_world.hpp"
+#include "agent/worker/distributed/world.hpp"
 
 namespace ts::worker {
 
 class NcclCollective final : public Collective {
  public:
-  NcclCollective(const MpiWorld& world, torch::Device device);
+  NcclCollective(const World& world, torch::Device device);
   ~NcclCollective() override;
   NcclCollective(const NcclCollective&) = delete;
   NcclCollective& operator=(const NcclCollective&) = delete;
@@ -29,7 +29,7 @@ class NcclCollective final : public Collective {
   std::vector<double> take_all_reduce_seconds() override;
 
  private:
-  const MpiWorld& world_;
+  const World& world_;
   torch::Device device_;
   ncclComm_t communicator_ = nullptr;
   c10::cuda::CUDAStream stream_;

@@ -88,6 +88,9 @@ def resolve_job(document, runner_name):
         image_models = ", ".join(name for name, entry in sorted(catalogue.items()) if entry["inputs"] == "images")
         raise InvalidJob("data", f"imagefolder data needs a model that reads images ({image_models}); "
                                  f"'{job['model']}' reads {catalogue[job['model']]['inputs']}")
+    if job["data_parallel"] == "always":
+        raise InvalidJob("data_parallel", "always (the one-rank data-parallel path) is the LibTorch worker's; "
+                                          "this runner trains in one process without collectives")
     if job["model"] == "transformer" and job["width"] % job["heads"] != 0:
         raise InvalidJob("heads", f"must divide width ({job['width']}), got {job['heads']}")
     if "dataset_size" not in document:
