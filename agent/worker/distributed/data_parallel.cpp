@@ -10,7 +10,8 @@
 
 namespace ts::worker {
 
-std::unique_ptr<Collective> make_collective(const World& world, const torch::Device& device) {
+// world goes unused in a build with neither MPI nor NCCL.
+std::unique_ptr<Collective> make_collective([[maybe_unused]] const World& world, const torch::Device& device) {
   if (device.is_cpu()) {
 #ifdef TORCHSWEEP_WITH_MPI
     if (const auto* ranks = dynamic_cast<const MpiWorld*>(&world)) return std::make_unique<MpiCollective>(*ranks);
