@@ -50,8 +50,14 @@ GpuTelemetry::GpuTelemetry(std::shared_ptr<const Nvml> nvml, const nlohmann::jso
 
 void GpuTelemetry::sample(Clock::time_point now) {
   if (!nvml_) return;
-  Sample sample{now, {}};
-  for (const auto& gpu : gpus_) sample.readings.push_back(nvml_->read(gpu.device));
+  Sample sample{now, {}, {}};
+  for (const auto& gpu : gpus_) {
+    auto& reading = sample.readings.emplace_back(nvml_->read(gpu.device));
+    uint64_t bytes = 0;
+    for (const auto& process : reading.processes)
+      if (job_process_(process.pid)) bytes += process.used_bytes;
+    sample.job_bytes.push_back(bytes);
+  }
   samples_.push_back(std::move(sample));
 }
 
@@ -96,10 +102,7 @@ nlohmann::json GpuTelemetry::summary() const {
       if (reading.power_w) power.push_back(*reading.power_w);
       if (reading.temperature_c) temperature.push_back(*reading.temperature_c);
       reasons |= reading.clock_event_reasons.value_or(0);
-      uint64_t bytes = 0;
-      for (const auto& process : reading.processes)
-        if (job_process_(process.pid)) bytes += process.used_bytes;
-      job_bytes.push_back(static_cast<double>(bytes));
+      job_bytes.push_back(static_cast<double>(sample->job_bytes[g]));
     }
     nlohmann::json names = nlohmann::json::array();
     for (const auto& [bit, name] : reason_names)

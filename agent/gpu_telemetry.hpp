@@ -51,6 +51,9 @@ class GpuTelemetry {
   struct Sample {
     Clock::time_point at;
     std::vector<NvmlReading> readings;  // one per GPU
+    // The job's processes' device memory on each GPU, told at the sample:
+    // by the summary they have exited.
+    std::vector<uint64_t> job_bytes;
   };
   GpuTelemetry() = default;
 

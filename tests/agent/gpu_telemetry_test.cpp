@@ -82,6 +82,22 @@ TEST(GpuTelemetry, SummarisesTheTimedEpochsOnlyAndTheJobsOwnProcesses) {
   EXPECT_FALSE(section.at("throttled").get<bool>());
 }
 
+// The summary is made after the job ended, when its processes are gone:
+// whose a process is must be told while it lives, at each sample.
+TEST(GpuTelemetry, AProcessIsCountedAsTheJobsWhileItLivesNotWhenTheSummaryIsMade) {
+  FakeNvml fake;
+  fake.add_process(0, job_pid, 2ull << 30);
+  auto alive = std::make_shared<bool>(true);
+  GpuTelemetry telemetry(std::make_shared<const Nvml>(TS_FAKE_NVML), one_gpu,
+                         [alive](pid_t pid) { return *alive && pid == job_pid; });
+  const auto start = Clock::now();
+  telemetry.sample(start + 100ms);
+  telemetry.epoch_finished(start + 200ms, 0.2);
+  *alive = false;  // the runner has exited
+  EXPECT_DOUBLE_EQ(telemetry.summary().at("gpus").at(0).at("process_memory_bytes").at("max").get<double>(),
+                   2.0 * (1ull << 30));
+}
+
 TEST(GpuTelemetry, AThermalSlowdownInTheTimedEpochsIsThrottling) {
   FakeNvml fake;
   GpuTelemetry telemetry(
