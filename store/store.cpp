@@ -43,8 +43,9 @@ std::string framework_version(const nlohmann::json& context) {
 }
 
 // The one memory figure a result is compared by (docs/methodology.md): the
-// timed phase's peak allocated on CUDA, its resident high-water mark above
-// the process's baseline on CPU; and the warm-up/compile phase's apart.
+// timed phase's peak allocated on a GPU (by the framework's allocator, the
+// *_allocator sources), its resident high-water mark above the process's
+// baseline on CPU; and the warm-up/compile phase's apart.
 // Documents of runners before memory phases fall back to what they had.
 struct MemoryFigures {
   std::optional<int64_t> peak, warmup_peak;
@@ -53,10 +54,10 @@ struct MemoryFigures {
 
 MemoryFigures memory_figures(const nlohmann::json& result) {
   using Pointer = nlohmann::json::json_pointer;
-  const bool cuda = result.value(Pointer("/memory/source"), std::string()) == "cuda_allocator";
+  const bool gpu = result.value(Pointer("/memory/source"), std::string()).ends_with("_allocator");
   const std::vector<std::string> preference =
-      cuda ? std::vector<std::string>{"peak_allocated_bytes", "peak_reserved_bytes"}
-           : std::vector<std::string>{"rss_footprint_bytes", "peak_rss_bytes"};
+      gpu ? std::vector<std::string>{"peak_allocated_bytes", "peak_reserved_bytes"}
+          : std::vector<std::string>{"rss_footprint_bytes", "peak_rss_bytes"};
   MemoryFigures figures;
   for (const auto& name : preference) {
     if (const auto value = optional_at<int64_t>(result, Pointer("/memory/" + name))) {
@@ -66,7 +67,7 @@ MemoryFigures memory_figures(const nlohmann::json& result) {
     }
   }
   figures.warmup_peak = optional_at<int64_t>(
-      result, Pointer(cuda ? "/memory/warmup_peak_allocated_bytes" : "/memory/warmup_peak_rss_bytes"));
+      result, Pointer(gpu ? "/memory/warmup_peak_allocated_bytes" : "/memory/warmup_peak_rss_bytes"));
   return figures;
 }
 

@@ -7,17 +7,23 @@ schemas/models.json in Keras 3 on the JAX backend (torchsweep_harness.
 keras_models, shared with the TensorFlow runner), a functional training step
 (Keras's stateless_call, jax.value_and_grad, the optimizer's stateless_apply)
 run op by op (eager) or under jax.jit (compiled), and block_until_ready as its
-synchronisation. Runs in its own virtual environment (docs/frameworks.md).
+synchronisation; on a GPU, the job's GPU as JAX's default device, memory
+allocated as needed and measured by XLA's allocator statistics. Runs in its
+own virtual environment (docs/frameworks.md).
 """
 
 import os
 import sys
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
+# Before JAX starts: allocate GPU memory as needed instead of 75% of it at
+# start, so that NVML's process memory is the job's (docs/frameworks.md).
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), os.pardir, "share", "torchsweep",
                                 "python"))
-from torchsweep_harness.contract import run_main  # noqa: E402
-from torchsweep_harness.keras_runner import KerasExperiment, KerasFramework  # noqa: E402
+from torchsweep_harness.contract import Unsupported, run_main  # noqa: E402
+from torchsweep_harness.keras_runner import KerasExperiment, KerasFramework, gpu_index  # noqa: E402
+from torchsweep_harness.measure import AllocatorProbe  # noqa: E402
 
 RUNNER_NAME = "jax"
 
@@ -33,23 +39,28 @@ class JaxExperiment(KerasExperiment):
         trainable = [v.value for v in self.model.trainable_variables]
         non_trainable = [v.value for v in self.model.non_trainable_variables]
         if self.train:
-            self.optimizer.build(self.model.trainable_variables)
             self.state = (trainable, non_trainable, [v.value for v in self.optimizer.variables])
         else:
             self.state = (trainable, non_trainable)
-        model, optimizer, loss_of, decay = self.model, self.optimizer, self.loss_of, self.decay
+        model, optimizer, loss_of = self.model, self.optimizer, self.loss_of
+        decay, scaled = self.decay, self.loss_scaled
+        scale_at = self.optimizer_index(optimizer.dynamic_scale) if scaled else None
 
-        def loss_and_state(trainable, non_trainable, inputs, targets):
+        def scaled_loss_and_state(trainable, non_trainable, scale, inputs, targets):
             logits, non_trainable = model.stateless_call(trainable, non_trainable, inputs, training=True)
-            return loss_of(targets, logits), non_trainable
+            loss = loss_of(targets, logits)
+            return loss * scale, (loss, non_trainable)
 
-        gradient = jax.value_and_grad(loss_and_state, has_aux=True)
+        gradient = jax.value_and_grad(scaled_loss_and_state, has_aux=True)
 
         def train_step(state, inputs, targets):
+            # fp16: the gradients of the scaled loss, unscaled (and the step
+            # skipped when one is not finite) by the LossScaleOptimizer.
             trainable, non_trainable, optimizer_state = state
-            (loss, non_trainable), grads = gradient(trainable, non_trainable, inputs, targets)
+            scale = optimizer_state[scale_at] if scaled else 1.0
+            (_, (loss, non_trainable)), grads = gradient(trainable, non_trainable, scale, inputs, targets)
             if decay:
-                grads = [g + decay * w for g, w in zip(grads, trainable)]
+                grads = [g + decay * scale * w for g, w in zip(grads, trainable)]
             trainable, optimizer_state = optimizer.stateless_apply(optimizer_state, grads, trainable)
             return loss, (trainable, non_trainable, optimizer_state)
 
@@ -64,6 +75,13 @@ class JaxExperiment(KerasExperiment):
         output, self.state = self.step_function(self.state, inputs, targets)
         output.block_until_ready()  # JAX dispatches asynchronously, on a CPU too
         return output
+
+    def optimizer_index(self, variable):
+        """Where `variable` is in the optimizer state the steps carry."""
+        return [id(v) for v in self.optimizer.variables].index(id(variable))
+
+    def optimizer_values(self, variables):
+        return [self.state[2][self.optimizer_index(variable)] for variable in variables]
 
     def evaluate(self, batch):
         """The eval-mode loss from the current state (the model's own
@@ -84,18 +102,46 @@ class Jax(KerasFramework):
         import jaxlib
         self.jax, self.jaxlib = jax, jaxlib
 
+    def place(self, job):
+        jax = self.jax
+        if job["device"] == "cpu":
+            device = jax.devices("cpu")[0]
+        else:
+            try:
+                gpus = jax.devices("gpu")
+            except RuntimeError:  # no GPU platform: a jaxlib without CUDA, or no driver
+                gpus = []
+            index = gpu_index(job["device"])
+            if index >= len(gpus):
+                raise Unsupported(f"device {job['device']}: JAX sees {len(gpus)} GPU(s) here"
+                                  + ("" if gpus else " (a jaxlib without CUDA: docs/frameworks.md)"))
+            device = gpus[index]
+        jax.config.update("jax_default_device", device)
+        self.device = device
+
+    def allocator_probe(self):
+        return AllocatorProbe("xla_allocator", lambda: self.device.memory_stats()["peak_bytes_in_use"])
+
     def to_device(self, arrays):
-        return tuple(self.jax.device_put(array) for array in arrays)
+        return tuple(self.jax.device_put(array, self.device) for array in arrays)
 
     def pipeline(self, job, tree, corrupt):
         from torchsweep_harness.grain_pipeline import GrainPipeline
-        return GrainPipeline(self.jax.device_put, job, tree, corrupt)
+        return GrainPipeline(lambda array: self.jax.device_put(array, self.device), job, tree, corrupt)
 
     def versions(self):
         return {"jax": self.jax.__version__, "jaxlib": self.jaxlib.__version__, "keras": self.keras.__version__}
 
     def framework_context(self):
-        return {"framework": {"name": "jax", "version": self.jax.__version__, "backend": self.jax.default_backend()}}
+        jax = self.jax
+        try:
+            gpus = [{"index": index, "name": gpu.device_kind,
+                     "memory_bytes": (gpu.memory_stats() or {}).get("bytes_limit")}
+                    for index, gpu in enumerate(jax.devices("gpu"))]
+        except RuntimeError:
+            gpus = []
+        return {"framework": {"name": "jax", "version": jax.__version__, "backend": jax.default_backend()},
+                "gpus": gpus, "cuda_version": None}
 
 
 if __name__ == "__main__":

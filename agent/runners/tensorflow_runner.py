@@ -7,7 +7,10 @@ schemas/models.json in Keras 3 on the TensorFlow backend
 (torchsweep_harness.keras_models, shared with the JAX runner), a training
 step with tf.GradientTape run eagerly (eager), as a TensorFlow graph under
 tf.function (graph) or as one XLA cluster under tf.function(jit_compile=True)
-(compiled), and reading the loss back as its synchronisation. Runs in its own virtual environment (docs/frameworks.md).
+(compiled), and reading the loss back as its synchronisation; on a GPU, the
+one GPU of the job made the only visible one, its memory grown as needed and
+measured by TensorFlow's allocator statistics. Runs in its own virtual
+environment (docs/frameworks.md).
 """
 
 import os
@@ -18,8 +21,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's start-up bann
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), os.pardir, "share", "torchsweep",
                                 "python"))
 from torchsweep_harness import data  # noqa: E402
-from torchsweep_harness.contract import run_main  # noqa: E402
-from torchsweep_harness.keras_runner import KerasExperiment, KerasFramework  # noqa: E402
+from torchsweep_harness.contract import Unsupported, run_main  # noqa: E402
+from torchsweep_harness.keras_runner import KerasExperiment, KerasFramework, gpu_index  # noqa: E402
+from torchsweep_harness.measure import AllocatorProbe  # noqa: E402
 
 RUNNER_NAME = "tensorflow"
 
@@ -80,15 +84,20 @@ class TensorFlowExperiment(KerasExperiment):
     def __init__(self, framework, job, mode, feed=None):
         super().__init__(framework, job, mode, feed)
         tf = framework.tf
-        model, optimizer, loss_of, decay = self.model, self.optimizer, self.loss_of, self.decay
+        model, optimizer, loss_of = self.model, self.optimizer, self.loss_of
+        decay, scaled = self.decay, self.loss_scaled
 
         def train_step(inputs, targets):
+            # fp16: the gradients of the scaled loss, unscaled (and the step
+            # skipped when one is not finite) by the LossScaleOptimizer.
+            scale = optimizer.dynamic_scale if scaled else 1.0
             with tf.GradientTape() as tape:
                 loss = loss_of(targets, model(inputs, training=True))
+                objective = loss * scale
             variables = model.trainable_variables
-            grads = tape.gradient(loss, variables)
+            grads = tape.gradient(objective, variables)
             if decay:
-                grads = [g + decay * v for g, v in zip(grads, variables)]
+                grads = [g + decay * scale * v for g, v in zip(grads, variables)]
             optimizer.apply_gradients(zip(grads, variables))
             return loss
 
@@ -103,6 +112,9 @@ class TensorFlowExperiment(KerasExperiment):
         output = self.step_function(inputs, targets)
         output.numpy()  # reading a value back waits for the step
         return output
+
+    def optimizer_values(self, variables):
+        return [variable.numpy() for variable in variables]
 
     def synchronize(self):
         pass  # each step read its result back
@@ -120,8 +132,31 @@ class TensorFlow(KerasFramework):
     def versions(self):
         return {"tensorflow": self.tf.__version__, "keras": self.keras.__version__}
 
+    def place(self, job):
+        tf = self.tf
+        gpus = tf.config.list_physical_devices("GPU")
+        chosen = []
+        if job["device"] != "cpu":
+            index = gpu_index(job["device"])
+            if index >= len(gpus):
+                build = "" if tf.test.is_built_with_cuda() else " (a TensorFlow without CUDA: docs/frameworks.md)"
+                raise Unsupported(f"device {job['device']}: TensorFlow sees {len(gpus)} GPU(s) here{build}")
+            chosen = [gpus[index]]
+        # The job's GPU alone (a CPU job none), grown as needed rather than
+        # all of it taken at start, so that NVML's process memory is the job's.
+        tf.config.set_visible_devices(chosen, "GPU")
+        for gpu in chosen:
+            tf.config.experimental.set_memory_growth(gpu, True)
+        self.device = "/GPU:0" if chosen else "/CPU:0"
+
+    def allocator_probe(self):
+        memory = self.tf.config.experimental
+        return AllocatorProbe("tf_allocator", lambda: memory.get_memory_info("GPU:0")["peak"],
+                              lambda: memory.reset_memory_stats("GPU:0"))
+
     def to_device(self, arrays):
-        return tuple(self.tf.constant(array) for array in arrays)
+        with self.tf.device(self.device):
+            return tuple(self.tf.identity(self.tf.constant(array)) for array in arrays)
 
     def pipeline(self, job, tree, corrupt):
         return TfDataPipeline(self.tf, job, tree, corrupt)
@@ -132,7 +167,15 @@ class TensorFlow(KerasFramework):
         self.tf.config.threading.set_inter_op_parallelism_threads(max(1, job["interop_threads"]))
 
     def framework_context(self):
-        return {"framework": {"name": "tensorflow", "version": self.tf.__version__}}
+        tf = self.tf
+        details = tf.config.experimental.get_device_details
+        gpus = [{"index": index, "name": details(gpu).get("device_name", "unknown GPU")}
+                for index, gpu in enumerate(tf.config.list_physical_devices("GPU"))]
+        build = tf.sysconfig.get_build_info()
+        cuda = build.get("is_cuda_build", False)
+        return {"framework": {"name": "tensorflow", "version": tf.__version__}, "gpus": gpus,
+                "cuda_version": build.get("cuda_version") if cuda else None,
+                "cudnn_version": build.get("cudnn_version") if cuda else None}
 
 
 if __name__ == "__main__":

@@ -241,7 +241,9 @@ class Experiment(ExperimentBase):
                 self.optimizer = torch.optim.SGD(self.model.parameters(), lr=job["lr"], momentum=job["momentum"],
                                                  weight_decay=job["weight_decay"])
         self.autocast_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(job["precision"])
-        self.scaler = torch.amp.GradScaler("cuda") if job["precision"] == "fp16" and self.train else None
+        self.scaler = torch.amp.GradScaler("cuda", init_scale=job["loss_scale_initial"],
+                                           growth_interval=job["loss_scale_growth_interval"]) \
+            if job["precision"] == "fp16" and self.train else None
         self.initial_scale = self.scaler.get_scale() if self.scaler else None
         self.skipped_steps = 0
         self.forward = self.model

@@ -116,7 +116,7 @@ Experiment::Experiment(const Job& job, torch::Device device, PrecisionPlan plan,
                                                    device);
     }
   }
-  if (plan.loss_scaling) scaler_.emplace(device);
+  if (plan.loss_scaling) scaler_.emplace(device, job.loss_scale_initial, job.loss_scale_growth_interval);
   if (mode == Mode::compiled) {
     enable_fusers();
     capture_seconds_ = synchronized_seconds(device_, [&] { path_ = capture(model_, data_->peek().inputs, plan_); });

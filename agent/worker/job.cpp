@@ -68,6 +68,8 @@ Job parse_job(const nlohmann::json& given) {
   read_optional(document, "lr", job.lr);
   read_optional(document, "momentum", job.momentum);
   read_optional(document, "weight_decay", job.weight_decay);
+  read_optional(document, "loss_scale_initial", job.loss_scale_initial);
+  read_optional(document, "loss_scale_growth_interval", job.loss_scale_growth_interval);
   read_optional(document, "gpus", job.gpus);
   read_optional(document, "bucket_mb", job.bucket_mb);
   read_optional(document, "overlap", job.overlap);
@@ -133,6 +135,8 @@ nlohmann::json to_json(const Job& job) {
                      {"lr", job.lr},
                      {"momentum", job.momentum},
                      {"weight_decay", job.weight_decay},
+                     {"loss_scale_initial", job.loss_scale_initial},
+                     {"loss_scale_growth_interval", job.loss_scale_growth_interval},
                      {"gpus", job.gpus},
                      {"bucket_mb", job.bucket_mb},
                      {"overlap", job.overlap},

@@ -62,6 +62,9 @@ struct Job {
   double lr = 0;
   double momentum = 0;
   double weight_decay = 0;
+  // fp16 training: dynamic loss scaling (the LossScaler).
+  double loss_scale_initial = 0;
+  int64_t loss_scale_growth_interval = 0;
   int64_t gpus = 0;      // data-parallel ranks: GPUs, or CPU ranks on a CPU device
   double bucket_mb = 0;  // gradient bucket size of multi-rank training, in MiB
   bool overlap = false;  // all-reduce buckets while backward runs

@@ -49,14 +49,15 @@ AutocastScope::~AutocastScope() {
   compat::set_autocast_dtype(device_type_, previous_dtype_);
 }
 
-LossScaler::LossScaler(const torch::Device& device, double initial_scale, double growth_factor, double backoff_factor,
-                       int64_t growth_interval)
+namespace {
+constexpr double growth_factor = 2.0, backoff_factor = 0.5;
+}  // namespace
+
+LossScaler::LossScaler(const torch::Device& device, double initial_scale, int64_t growth_interval)
     : scale_(torch::full({1}, initial_scale, torch::TensorOptions().dtype(torch::kFloat).device(device))),
       growth_tracker_(torch::zeros({1}, torch::TensorOptions().dtype(torch::kInt).device(device))),
       found_inf_(torch::zeros({1}, torch::TensorOptions().dtype(torch::kFloat).device(device))),
       initial_scale_(initial_scale),
-      growth_factor_(growth_factor),
-      backoff_factor_(backoff_factor),
       growth_interval_(growth_interval) {}
 
 torch::Tensor LossScaler::scale(const torch::Tensor& loss) const { return loss * scale_.to(loss.dtype()); }
@@ -77,7 +78,7 @@ bool LossScaler::step(torch::optim::Optimizer& optimizer) {
   } else {
     ++skipped_steps_;
   }
-  at::_amp_update_scale_(scale_, growth_tracker_, found_inf_, growth_factor_, backoff_factor_, growth_interval_);
+  at::_amp_update_scale_(scale_, growth_tracker_, found_inf_, growth_factor, backoff_factor, growth_interval_);
   return finite;
 }
 

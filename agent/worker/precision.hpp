@@ -39,11 +39,12 @@ class AutocastScope {
 
 // Dynamic loss scaling as torch.amp.GradScaler does it: scale the loss,
 // unscale the gradients and skip the step when any is inf/NaN (halving the
-// scale), double the scale after growth_interval clean steps.
+// scale), double the scale after growth_interval clean steps. The job gives
+// the initial scale and the interval; the factors are those Keras's
+// LossScaleOptimizer fixes, so that every runner scales alike.
 class LossScaler {
  public:
-  explicit LossScaler(const torch::Device& device, double initial_scale = 65536.0, double growth_factor = 2.0,
-                      double backoff_factor = 0.5, int64_t growth_interval = 2000);
+  LossScaler(const torch::Device& device, double initial_scale, int64_t growth_interval);
   torch::Tensor scale(const torch::Tensor& loss) const;
   // Unscales the gradients of `optimizer`'s parameters, steps unless one is
   // not finite, and updates the scale. Returns whether the step was taken.
@@ -52,7 +53,7 @@ class LossScaler {
 
  private:
   torch::Tensor scale_, growth_tracker_, found_inf_;
-  double initial_scale_, growth_factor_, backoff_factor_;
+  double initial_scale_;
   int64_t growth_interval_;
   int64_t skipped_steps_ = 0;
 };

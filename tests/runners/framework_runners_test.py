@@ -66,9 +66,9 @@ class FrameworkRunners(unittest.TestCase):
             lines = subprocess.run([path, "--version"], capture_output=True, text=True, check=True).stdout.splitlines()
             self.assertTrue(lines[0].startswith(f"torchsweep-{name} "), lines)
             self.assertIn("keras", lines[1].split()[::2])
-            # What it runs, checked at submit: graph is TensorFlow's alone; fp16 needs the GPU paths not built yet.
+            # What it runs, checked at submit: graph is TensorFlow's alone; fp16 runs on a GPU.
             modes = ["eager", "graph", "compiled"] if name == "tensorflow" else ["eager", "compiled"]
-            self.assertEqual(lines[2:], ["modes " + " ".join(modes), "precisions fp32 bf16"])
+            self.assertEqual(lines[2:], ["modes " + " ".join(modes), "precisions fp32 bf16 fp16"])
 
     def test_a_mode_the_runner_does_not_run_is_unsupported(self):
         for name, path in ARGS.runners.items():
@@ -110,7 +110,7 @@ class FrameworkRunners(unittest.TestCase):
                 expected_layout = "NHWC" if job["model"].startswith("resnet") else None
                 self.assertEqual(result["execution"]["data_layout"], expected_layout)
 
-    def test_bf16_inference_runs_and_fp16_and_bad_jobs_are_refused(self):
+    def test_bf16_inference_runs_and_fp16_gpus_and_bad_jobs_are_refused(self):
         for name, path in ARGS.runners.items():
             code, result, stderr, _ = run(path, dict(TINY_MLP, task="infer", precision="bf16", mode="compiled"))
             self.assertEqual(code, 0, stderr)
@@ -120,6 +120,14 @@ class FrameworkRunners(unittest.TestCase):
             code, result, stderr, _ = run(path, dict(TINY_MLP, precision="fp16"))
             self.assertEqual(code, 3, stderr)
             self.assertEqual(result["status"], "unsupported")
+            self.assertIn("fp16 is unsupported on this device (cpu)", result["error"])
+            self.assert_valid(result, name)
+            # This machine has no GPU (nor the CUDA builds): a GPU job says so, naming the device.
+            code, result, stderr, _ = run(path, dict(TINY_MLP, device="cuda:1", precision="fp16"))
+            self.assertEqual(code, 3, stderr)
+            self.assertEqual(result["status"], "unsupported")
+            self.assertRegex(result["error"], r"^device cuda:1: \w+ sees 0 GPU\(s\) here")
+            self.assertEqual((result["context"]["gpu_count"], result["context"]["gpus"]), (0, []))
             self.assert_valid(result, name)
             for job, field in ((dict(TINY_MLP, batch_size=0), "batch_size"), (dict(TINY_MLP, model="vgg"), "model"),
                                (dict(TINY_MLP, surprise=1), "surprise")):

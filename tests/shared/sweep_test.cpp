@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
 
 #include "shared/errors.hpp"
@@ -225,6 +226,16 @@ TEST(Yaml, SyntaxErrorsGiveTheLine) {
 }
 
 TEST(Examples, EveryExampleSweepExpands) {
+  std::size_t examples = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(TS_SOURCE_DIR "/examples")) {
+    if (entry.path().extension() != ".yaml") continue;
+    EXPECT_FALSE(load(entry.path().string()).jobs.empty()) << entry.path();
+    ++examples;
+  }
+  EXPECT_GE(examples, 7u);
+  const auto frameworks = load(TS_SOURCE_DIR "/examples/gpu-frameworks.yaml");
+  EXPECT_EQ(frameworks.configurations, 24u);
+  EXPECT_EQ(frameworks.jobs.front().document.at("device"), "cuda");
   const auto quick = load(TS_SOURCE_DIR "/examples/cpu-quick.yaml");
   EXPECT_EQ(quick.configurations, 6u);
   EXPECT_EQ(quick.jobs.size(), 12u);

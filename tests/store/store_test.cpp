@@ -182,6 +182,29 @@ TEST(Store, FlatColumnsHoldTheAxesAndFigures) {
   EXPECT_EQ(row.text(9), "node-a");
 }
 
+// Every framework allocator on a GPU (PyTorch's, TensorFlow's, XLA's in
+// JAX) is compared by its timed phase's peak allocated, not by RSS.
+TEST(Store, GpuAllocatorSourcesAreComparedByPeakAllocated) {
+  Store store(":memory:");
+  int64_t id = 0;
+  for (const char* source : {"cuda_allocator", "tf_allocator", "xla_allocator"}) {
+    auto result = make_result({.job_id = "gpu-" + std::to_string(++id)});
+    result["memory"] = {{"source", source},
+                        {"peak_allocated_bytes", 100 * id},
+                        {"warmup_peak_allocated_bytes", 300 * id},
+                        {"hwm_reset", source != std::string("xla_allocator")}};
+    store.ingest_result(result, "node-a");
+  }
+  auto rows = store.database().prepare(
+      "SELECT peak_memory_field, peak_memory_bytes, warmup_peak_memory_bytes FROM results ORDER BY job_id");
+  for (int64_t expected = 1; expected <= 3; ++expected) {
+    ASSERT_TRUE(rows.step());
+    EXPECT_EQ(rows.text(0), "peak_allocated_bytes");
+    EXPECT_EQ(rows.integer(1), 100 * expected);
+    EXPECT_EQ(rows.integer(2), 300 * expected);
+  }
+}
+
 TEST(Store, MedianAndPercentileAggregates) {
   Database database(":memory:");
   database.execute("CREATE TABLE t (x REAL); INSERT INTO t VALUES (4), (1), (3), (2), (NULL)");

@@ -1,14 +1,26 @@
 """What the two Keras-based runners (TensorFlow, JAX) share beyond the
 harness: building a job's model (keras_models), its optimizer with PyTorch's
-update rules, its precision policy and seeded synthetic data, and running
-the methodology around a backend's experiment. A backend adds its step,
-its synchronisation and its versions (tensorflow_runner.py, jax_runner.py).
+update rules, its precision policy (fp16 with Keras's LossScaleOptimizer)
+and seeded synthetic data, and running the methodology around a backend's
+experiment. A backend adds its step, its synchronisation, its device
+placement and memory probe, and its versions (tensorflow_runner.py,
+jax_runner.py).
 """
 import os
 
 from . import data, start_state
 from .contract import Framework, Log, Unsupported
 from .measure import ExperimentBase, HostClock, RssProbe, measure, prepare
+
+# The Keras dtype policy of each job precision: bf16 and fp16 compute with
+# float32 variables, as autocast does.
+POLICIES = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
+AUTOCAST_DTYPES = {"fp32": None, "bf16": "bfloat16", "fp16": "float16"}
+
+
+def gpu_index(device):
+    """The GPU index of a job's CUDA device: cuda is cuda:0."""
+    return int(device.partition(":")[2] or 0)
 
 
 def pin_threads(threads):
@@ -34,12 +46,17 @@ class KerasExperiment(ExperimentBase):
         if weights is not None:
             framework.models.load_torch_state(self.model, weights, f"initial_weights: {job['initial_weights']}")
         self.train = job["task"] == "train"
+        if self.train:
+            self.optimizer.build(self.model.trainable_variables)  # its variables exist before the first step
         self.parameters = framework.trainable_parameters(self.model)
         self.initial_parameter_l1 = float(sum(
             np.abs(framework.keras.ops.convert_to_numpy(v).astype(np.float64)).sum()
             for v in self.model.trainable_variables))
         # PyTorch's SGD weight decay, an L2 term the backends add to the gradients.
         self.decay = job["weight_decay"] if job["optimizer"] == "sgd" else 0.0
+        # fp16 training: the optimizer is a LossScaleOptimizer (framework.build).
+        self.loss_scaled = self.train and job["precision"] == "fp16"
+        self.train_steps = 0
         self.batches = [] if feed else [framework.to_device(batch)
                                         for batch in framework.batches(job, self.sample_shape)]
         reference = start_state.reference_batch(job)
@@ -52,9 +69,24 @@ class KerasExperiment(ExperimentBase):
     def run_step(self, inputs, targets):
         raise NotImplementedError
 
+    def optimizer_values(self, variables):
+        """The current values of some of the optimizer's variables."""
+        raise NotImplementedError
+
     def step(self, batch):
         inputs, targets = batch
+        self.train_steps += self.train
         return self.run_step(inputs, targets), targets
+
+    def loss_scaling(self):
+        """The result's execution.loss_scaling (None without loss scaling): a
+        step whose gradients were not finite was skipped, so the inner
+        optimizer did not count it."""
+        if not self.loss_scaled:
+            return None
+        scale, applied = self.optimizer_values([self.optimizer.dynamic_scale, self.optimizer.iterations])
+        return {"initial_scale": float(self.job["loss_scale_initial"]), "final_scale": float(scale),
+                "skipped_steps": self.train_steps - int(applied)}
 
     def loss_value(self, output, targets):
         return float(output if self.train else self.loss_of(targets, output))
@@ -76,10 +108,19 @@ class KerasFramework(Framework):
         self.threads = None  # the job's, once it runs
 
     # ---- what a backend adds ----
-    PRECISIONS = ("fp32", "bf16")  # fp16 with loss scaling needs a GPU, which these runners do not run yet
     COMPILERS = {"eager": "none", "compiled": "xla"}  # the result's compiler of each
 
     def framework_context(self):
+        """The context's framework, cuda_version and gpus (the GPUs visible)."""
+        raise NotImplementedError
+
+    def place(self, job):
+        """Puts what follows on the job's device, before the backend starts;
+        raises Unsupported for a GPU it does not see."""
+        raise NotImplementedError
+
+    def allocator_probe(self):
+        """A measure.AllocatorProbe of the backend's allocator on the job's GPU."""
         raise NotImplementedError
 
     def to_device(self, arrays):
@@ -95,20 +136,22 @@ class KerasFramework(Framework):
         raise NotImplementedError
 
     # ---- shared ----
+    def memory_probe(self, job):
+        """The job's memory in phases, made before any model."""
+        return RssProbe() if job["device"] == "cpu" else self.allocator_probe()
+
     def experiment(self, job, mode, feed):
-        if job["device"] != "cpu":
-            raise Unsupported(f"device {job['device']}: the {self.backend} runner times and measures CPUs only so far")
         if mode not in self.MODES:
             raise Unsupported(f"mode {mode}: the {self.backend} runner runs " + ", ".join(self.MODES))
+        if job["precision"] == "fp16" and job["device"] == "cpu":
+            raise Unsupported("fp16 is unsupported on this device (cpu): float16 with dynamic loss scaling runs on "
+                              "CUDA; use bf16 on a CPU")
         return self.experiment_class(self, job, mode, feed)
 
     def build(self, job):
         """(model, sample shape, optimizer, loss) of the job, weights seeded."""
         keras = self.keras
-        if job["precision"] == "fp16":
-            raise Unsupported(f"fp16 is unsupported on this device ({job['device']}): float16 with loss scaling "
-                              "runs on CUDA only, which this runner does not run yet")
-        keras.config.set_dtype_policy("mixed_bfloat16" if job["precision"] == "bf16" else "float32")
+        keras.config.set_dtype_policy(POLICIES[job["precision"]])
         keras.utils.set_random_seed(job["seed"])
         model, sample_shape = self.models.build(job)
         if job["optimizer"] == "adamw":
@@ -120,6 +163,10 @@ class KerasFramework(Framework):
             # (v <- mu v + g; w <- w - lr v); its weight decay is decoupled,
             # so the experiments add PyTorch's L2 term to the gradients.
             optimizer = keras.optimizers.SGD(learning_rate=job["lr"], momentum=job["momentum"])
+        if job["precision"] == "fp16":
+            # GradScaler's rule (factors 2 and 1/2 fixed by Keras), from the job's scale and interval.
+            optimizer = keras.optimizers.LossScaleOptimizer(optimizer, initial_scale=job["loss_scale_initial"],
+                                                            dynamic_growth_steps=job["loss_scale_growth_interval"])
         cross_entropy = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
         def loss_of(targets, logits):
@@ -142,20 +189,25 @@ class KerasFramework(Framework):
         warnings = result["warnings"]
         if job["gpus"] > 1:
             raise Unsupported(f"gpus = {job['gpus']}: this runner runs one process on one device")
-        self.set_threads(job)
+        self.set_threads(job)  # before the backend starts (place starts it)
+        self.place(job)
         self.threads = job["threads"]
-        probe = RssProbe()  # before any model: the process's baseline
+        probe = self.memory_probe(job)  # before any model: the process's baseline
         # One pipeline, whatever mode the experiment ends up in.
         feed = data.Feed(job, lambda tree, corrupt: self.pipeline(job, tree, corrupt)) if data.reads_folder(job) \
             else None
         experiment, timing, losses, fallback_reason = prepare(
             lambda mode: self.experiment(job, mode, feed), job, warnings, self.log,
             self.COMPILERS.get(job["mode"], job["mode"]))
-        epoch_final, memory, data_report = measure(experiment, HostClock(), probe, job, timing, warnings)
+        # TensorFlow and JAX have no event timer: on a GPU each step waits for its
+        # output (run_step), so the epoch holds each step's launch gap too.
+        clock = HostClock() if job["device"] == "cpu" else HostClock(name="steady_clock_step_sync")
+        epoch_final, memory, data_report = measure(experiment, clock, probe, job, timing, warnings)
         result["execution"] = {
             "task": job["task"], "mode": experiment.mode,
             "compiler": self.COMPILERS[experiment.mode], "fallback_reason": fallback_reason, "capture_seconds": None,
-            "precision": job["precision"], "autocast_dtype": "bfloat16" if job["precision"] == "bf16" else None,
+            "precision": job["precision"], "autocast_dtype": AUTOCAST_DTYPES[job["precision"]],
+            "loss_scaling": experiment.loss_scaling(),
             "device": job["device"], "model_parameters": experiment.parameters,
             "initial_parameter_l1": experiment.initial_parameter_l1, **start_state.execution_fields(job),
             "data_layout": "NHWC" if job["model"].startswith("resnet") else None}
@@ -166,5 +218,6 @@ class KerasFramework(Framework):
             result["data"] = data_report
 
     def context(self):
-        return dict(self.framework_context(), torch_version=None, cuda_version=None, gpu_count=0, gpus=[],
+        context = self.framework_context()
+        return dict(context, torch_version=None, gpu_count=len(context["gpus"]),
                     intra_op_threads=self.threads or len(os.sched_getaffinity(0)), interop_threads=1)

@@ -121,11 +121,12 @@ def measure(experiment, clock, probe, job, timing, warnings):
 
 class HostClock:
     """The worker's HostStepClock: the host's monotonic clock around each
-    step and each epoch; on a CPU there is nothing to synchronise."""
-    name = "steady_clock"
+    step and each epoch; on a CPU there is nothing to synchronise. `name`
+    is the result's timing.clock: steady_clock_step_sync where each step
+    waits for the device itself (the Keras runners on a GPU)."""
 
-    def __init__(self, now=time.perf_counter):
-        self.now = now
+    def __init__(self, now=time.perf_counter, name="steady_clock"):
+        self.now, self.name = now, name
 
     def begin_epoch(self):
         self.steps, self.epoch_start = [], self.now()
@@ -227,3 +228,26 @@ class RssProbe:
         peak = resident_size()[1]
         return dict(self.report, source="rss", peak_rss_bytes=peak, rss_growth_bytes=max(0, peak - self.rss_at_start),
                     rss_footprint_bytes=max(0, peak - self.report["baseline_rss_bytes"]))
+
+
+class AllocatorProbe:
+    """A GPU framework allocator's peak in phases, as the worker's
+    memory_probe on CUDA: the warm-up/compile phase's peak read at the start
+    of the timed phase and the counter reset, then the timed phase's.
+    `peak()` reads the peak bytes in use; `reset` is None where the
+    framework cannot reset it (JAX): the timed phase's figure then spans the
+    process life, and hwm_reset says so. Allocators count differently, so
+    frameworks are compared by NVML's per-process memory (the agent's)."""
+
+    def __init__(self, source, peak, reset=None):
+        self.source, self.peak, self.reset = source, peak, reset
+        self.report = {}
+
+    def begin_timed_phase(self):
+        self.report["warmup_peak_allocated_bytes"] = int(self.peak())
+        if self.reset is not None:
+            self.reset()
+        self.report["hwm_reset"] = self.reset is not None
+
+    def end(self):
+        return dict(self.report, source=self.source, peak_allocated_bytes=int(self.peak()))
