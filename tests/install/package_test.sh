@@ -68,6 +68,9 @@ unshare --mount --propagation "$propagation" bash -euo pipefail -c '
     --peak-probe off" > "$work/run.log" 2>&1 || { tail -40 "$work/run.log"; exit 1; }
   grep -q "Compiled vs eager" "$work/run.log" || { cat "$work/run.log"; exit 1; }
   test -s "$root/tmp/q.report.html" || { echo "no report beside the store"; exit 1; }
-  chroot "$root" dpkg -L torchsweep | grep -q "^/usr/lib/systemd/system/torchsweep-nightly.timer$"
+  # Listed to a file first: under pipefail, grep -q leaving early would fail dpkg with SIGPIPE.
+  chroot "$root" dpkg -L torchsweep > "$work/files.txt"
+  grep -qx "/usr/lib/systemd/system/torchsweep-nightly.timer" "$work/files.txt" \
+    || { echo "the package lacks the nightly timer"; exit 1; }
 ' sh "$work" "$cache" "$deb" "$mirror" "$suite" "$components"
 echo "the installed package ran examples/cpu-quick.yaml and wrote its report"
