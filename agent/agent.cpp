@@ -11,6 +11,7 @@
 #include "agent/data_roots.hpp"
 #include "agent/efficiency.hpp"
 #include "agent/executor.hpp"
+#include "agent/input_stalls.hpp"
 #include "agent/process_tree.hpp"
 #include "agent/rank_launch.hpp"
 #include "shared/errors.hpp"
@@ -348,6 +349,7 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, std::filesystem::pat
   }
   if (outcome.kind == ExecutionOutcome::Kind::completed) {
     auto result = *outcome.result;
+    judge_input_stalls(result);
     if (auto efficiency =
             efficiency_of(result, capabilities_.at("peak_flops"), assign.at("gpus").get<std::vector<int64_t>>())) {
       result["efficiency"] = std::move(*efficiency);

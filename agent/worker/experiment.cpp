@@ -198,7 +198,6 @@ void Experiment::run_timed_epochs(TimingReport& timing, LossReport& loss, Memory
     const auto corrupt = loader.corrupt_files();
     report.corrupt_files.assign(corrupt.begin(), corrupt.end());
     report.epoch_input_stall_seconds = std::move(stall_seconds);
-    summarize_stalls(report, timing.epoch_seconds, job_.data->input_bound_above);
     loader_pass(*tree_, job_, report);
     data_report_ = std::move(report);
   }
@@ -442,11 +441,6 @@ Result run_experiment(const Job& job, const World* world, const CaptureFunction&
     result.loss = std::move(loss);
     result.memory = memory;
     result.data = experiment->data_report();
-    if (result.data && result.data->input_bound) {
-      result.warnings.push_back(std::format(
-          "input-bound: the step loop waited for data {:.1f}% of the median epoch (above input_bound_above, {})",
-          100 * result.data->median_input_stall_fraction, job.data->input_bound_above));
-    }
     add_observations(result);
     result.status = Status::ok;
     result.ranks_diverged = false;

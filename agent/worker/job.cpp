@@ -82,12 +82,9 @@ Job parse_job(const nlohmann::json& given) {
     job.data_document[field] = document.at(field);
   }
   if (const auto& data = document.at("data"); data.is_object()) {
-    job.data = DataSpec{data.at("folder").get<std::string>(),
-                        data.value("path", data.at("folder").get<std::string>()),
-                        document.at("loader_workers").get<int64_t>(),
-                        document.at("prefetch").get<int64_t>(),
-                        document.at("on_corrupt").get<std::string>() == "fail",
-                        document.at("input_bound_above").get<double>()};
+    job.data = DataSpec{data.at("folder").get<std::string>(), data.value("path", data.at("folder").get<std::string>()),
+                        document.at("loader_workers").get<int64_t>(), document.at("prefetch").get<int64_t>(),
+                        document.at("on_corrupt").get<std::string>() == "fail"};
   }
   for (const char* knob : {"backend", "compile_mode", "dynamic", "fullgraph"}) {
     if (given.contains(knob)) job.torch_compile_knobs.emplace_back(knob);

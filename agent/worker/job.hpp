@@ -29,7 +29,6 @@ struct DataSpec {
   std::string path;    // what is read: data.path (set by the agent), else folder
   int64_t loader_workers = 0, prefetch = 0;
   bool fail_on_corrupt = false;
-  double input_bound_above = 0;
 };
 
 // A job with every default resolved: those of schemas/job.schema.json

@@ -147,18 +147,6 @@ void summarize_timing(TimingReport& t, int64_t samples_per_step, Task task) {
   }
 }
 
-void summarize_stalls(DataReport& data, const std::vector<double>& epoch_seconds, double input_bound_above) {
-  std::vector<double> fractions;
-  for (std::size_t i = 0; i < epoch_seconds.size() && i < data.epoch_input_stall_seconds.size(); ++i) {
-    fractions.push_back(epoch_seconds[i] > 0 ? std::min(1.0, data.epoch_input_stall_seconds[i] / epoch_seconds[i])
-                                             : 0.0);
-  }
-  data.median_input_stall_fraction = fractions.empty() ? 0.0 : stats::median(fractions);
-  data.input_bound = data.median_input_stall_fraction > input_bound_above;
-  data.input_bound_epochs =
-      std::count_if(fractions.begin(), fractions.end(), [&](double f) { return f > input_bound_above; });
-}
-
 nlohmann::json to_json(const DataReport& d) {
   const std::vector<std::string> examples(d.corrupt_files.begin(),
                                           d.corrupt_files.begin() + std::min<std::size_t>(10, d.corrupt_files.size()));
@@ -172,9 +160,6 @@ nlohmann::json to_json(const DataReport& d) {
           {"corrupt_files", d.corrupt_files.size()},
           {"corrupt_examples", examples},
           {"epoch_input_stall_seconds", d.epoch_input_stall_seconds},
-          {"median_input_stall_fraction", d.median_input_stall_fraction},
-          {"input_bound", d.input_bound},
-          {"input_bound_epochs", d.input_bound_epochs},
           {"loader_images_per_second", d.loader_images_per_second},
           {"loader_pass_images", d.loader_pass_images}};
 }

@@ -125,18 +125,11 @@ struct LossReport {
 struct DataReport {
   std::string folder, loader;
   int64_t images = 0, classes = 0, workers = 0, prefetch = 0;
-  std::vector<std::string> corrupt_files;  // sorted
-  std::vector<double> epoch_input_stall_seconds;
-  double median_input_stall_fraction = 0;
-  bool input_bound = false;
-  int64_t input_bound_epochs = 0;
+  std::vector<std::string> corrupt_files;         // sorted
+  std::vector<double> epoch_input_stall_seconds;  // whether they made it input-bound is the agent's judgement
   double loader_images_per_second = 0;
   int64_t loader_pass_images = 0;
 };
-
-// Fills the derived stall fields of `data` from its stalls and the epochs'
-// seconds; an epoch is input-bound above `input_bound_above` of its time.
-void summarize_stalls(DataReport& data, const std::vector<double>& epoch_seconds, double input_bound_above);
 
 struct Result {
   Status status = Status::failed;

@@ -83,6 +83,9 @@ def check_sweep(args, work):
         assert data["images"] == counts["images"] + counts["corrupt"] + counts["not_jpeg"], data
         assert data["classes"] == 4 and data["workers"] == 2 and data["prefetch"] == 4, data
         assert len(data["epoch_input_stall_seconds"]) == 2, data
+        # The agent's judgement of every runner's stalls (agent/input_stalls).
+        assert data["input_bound"] == (data["median_input_stall_fraction"] > result["job"]["input_bound_above"]), data
+        assert 0 <= data["input_bound_epochs"] <= 2, data
         assert data["loader"].startswith(LOADERS[result["runner"]["name"]]), data
         assert data["loader_images_per_second"] > 0 and data["loader_pass_images"] == 4 * 16, data
         assert result["job"]["data"]["path"] == os.path.join(os.path.realpath(root), "cpu-real-data"), result["job"]

@@ -9,7 +9,6 @@ import os
 import time
 
 from .contract import schema
-from .measure import quantile
 
 JPEG_SUFFIXES = (".jpg", ".jpeg")
 
@@ -172,18 +171,14 @@ class Feed:
     def next_batch(self):
         return next(self.iterator)
 
-    def section(self, stall_seconds, epoch_seconds):
+    def section(self, stall_seconds):
         """The result's data section (schemas/result.schema.json), its
-        loader pass run now, after the timed epochs."""
+        loader pass run now, after the timed epochs; whether the stalls made
+        the job input-bound is the agent's judgement (agent/input_stalls)."""
         job, tree, pipeline = self.job, self.tree, self.pipeline
-        fractions = sorted(min(1.0, stall / epoch) if epoch > 0 else 0.0
-                           for stall, epoch in zip(stall_seconds, epoch_seconds))
-        median = quantile(fractions, 0.5)
         throughput, images = loader_pass(pipeline, max(2, job["iters"]), job["batch_size"])
         return {"format": "imagefolder", "folder": tree.folder, "images": len(tree.samples),
                 "classes": len(tree.classes), "loader": pipeline.name, "workers": pipeline.workers,
                 "prefetch": pipeline.prefetch, "corrupt_files": len(self.corrupt.paths),
                 "corrupt_examples": sorted(self.corrupt.paths)[:10], "epoch_input_stall_seconds": list(stall_seconds),
-                "median_input_stall_fraction": median, "input_bound": median > job["input_bound_above"],
-                "input_bound_epochs": sum(f > job["input_bound_above"] for f in fractions),
                 "loader_images_per_second": throughput, "loader_pass_images": images}

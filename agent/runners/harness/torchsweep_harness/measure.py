@@ -110,12 +110,7 @@ def measure(experiment, clock, probe, job, timing, warnings):
     experiment.synchronize()
     memory = probe.end()
     timing.update(timing_summary(epoch_seconds, step_seconds, job, experiment.train, warnings), clock=clock.name)
-    data = None
-    if experiment.feed is not None:
-        data = experiment.feed.section(stall_seconds, epoch_seconds)
-        if data["input_bound"]:
-            warnings.append(f"input-bound: the step loop waited for data {data['median_input_stall_fraction']:.1%} "
-                            f"of the median epoch (above input_bound_above, {job['input_bound_above']})")
+    data = experiment.feed.section(stall_seconds) if experiment.feed is not None else None
     return epoch_final, memory, data
 
 
