@@ -123,11 +123,14 @@ class Jax(KerasFramework):
         return AllocatorProbe("xla_allocator", lambda: self.device.memory_stats()["peak_bytes_in_use"])
 
     def to_device(self, arrays):
-        return tuple(self.jax.device_put(array, self.device) for array in arrays)
+        # To the default device (place made it the job's), uncommitted as the
+        # model's variables are: arrays committed to a device would give the
+        # step a new signature after its first run, and compile it again.
+        return tuple(self.jax.device_put(array) for array in arrays)
 
     def pipeline(self, job, tree, corrupt):
         from torchsweep_harness.grain_pipeline import GrainPipeline
-        return GrainPipeline(lambda array: self.jax.device_put(array, self.device), job, tree, corrupt)
+        return GrainPipeline(self.jax.device_put, job, tree, corrupt)
 
     def versions(self):
         return {"jax": self.jax.__version__, "jaxlib": self.jaxlib.__version__, "keras": self.keras.__version__}

@@ -10,6 +10,7 @@ whose scaled gradients overflow float16 is skipped (the weights unchanged)
 and halves the scale, the result's loss_scaling counts what happened, and
 with a scale that does not overflow fp16 training follows fp32 training,
 weight decay included (which the runner adds to the scaled gradients).
+Also: JAX's jitted step, fp32 or fp16, compiles once.
 
     PYTHON loss_scaling_test.py --runner NAME=PATH
 """
@@ -89,6 +90,17 @@ class LossScaling(unittest.TestCase):
                              {"initial_scale": 2.0 ** 100, "final_scale": 2.0 ** 97, "skipped_steps": 3}, mode)
             for start, now in zip(before, self.weights(experiment)):
                 np.testing.assert_array_equal(start, now, err_msg=mode)
+
+    def test_the_jitted_step_compiles_once(self):
+        # Batches placed unlike the model's variables once gave the step a new
+        # signature after its first run: a second compilation, in warm-up or,
+        # with warmup 0 or 1, in the timed epochs.
+        if ARGS.name != "jax":
+            self.skipTest("jax.jit's cache is JAX's")
+        for precision in ("fp32", "fp16"):
+            experiment = self.experiment(precision=precision)
+            self.train(experiment, 3)
+            self.assertEqual(experiment.step_function._cache_size(), 1, precision)
 
     def test_fp16_training_follows_fp32_with_weight_decay(self):
         # A decay large enough that one left unscaled (65536 times too small)
