@@ -49,7 +49,7 @@ class JaxExperiment(KerasExperiment):
         def scaled_loss_and_state(trainable, non_trainable, scale, inputs, targets):
             logits, non_trainable = model.stateless_call(trainable, non_trainable, inputs, training=True)
             loss = loss_of(targets, logits)
-            return loss * scale, (loss, non_trainable)
+            return (loss * scale if scaled else loss), (loss, non_trainable)
 
         gradient = jax.value_and_grad(scaled_loss_and_state, has_aux=True)
 

@@ -93,7 +93,7 @@ class TensorFlowExperiment(KerasExperiment):
             scale = optimizer.dynamic_scale if scaled else 1.0
             with tf.GradientTape() as tape:
                 loss = loss_of(targets, model(inputs, training=True))
-                objective = loss * scale
+                objective = loss * scale if scaled else loss
             variables = model.trainable_variables
             grads = tape.gradient(objective, variables)
             if decay:

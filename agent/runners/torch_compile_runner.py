@@ -17,7 +17,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), os.pardir, "share", "torchsweep",
                                 "python"))
-from torchsweep_harness.contract import Framework, Log, Unsupported, run_main  # noqa: E402
+from torchsweep_harness.contract import AUTOCAST_DTYPES, Framework, Log, Unsupported, run_main  # noqa: E402
 from torchsweep_harness import data, start_state  # noqa: E402
 from torchsweep_harness.measure import (ExperimentBase, HostClock, RssProbe, measure, prepare,  # noqa: E402,F401
                                         timed_epochs)  # timed_epochs: for the tests of its clocks
@@ -403,7 +403,7 @@ class TorchCompile(Framework):
             "task": job["task"], "mode": "compiled" if ran_compiled else "eager",
             "compiler": job["backend"] if ran_compiled else "none", "fallback_reason": fallback_reason,
             "capture_seconds": None, "precision": job["precision"],
-            "autocast_dtype": {"bf16": "bfloat16", "fp16": "float16"}.get(job["precision"]),
+            "autocast_dtype": AUTOCAST_DTYPES[job["precision"]],
             "device": str(experiment.device), "model_parameters": experiment.parameters,
             "initial_parameter_l1": experiment.initial_parameter_l1, **start_state.execution_fields(job),
             "compile": {"backend": job["backend"], "compile_mode": job["compile_mode"], "dynamic": job["dynamic"],

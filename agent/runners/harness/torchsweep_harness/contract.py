@@ -22,6 +22,8 @@ EXIT_OK, EXIT_INTERNAL, EXIT_INVALID, EXIT_FAILED = 0, 1, 2, 3
 # Installed beside the binaries: bin/RUNNER, share/torchsweep/{python,schemas}.
 SCHEMA_DIR = pathlib.Path(os.environ.get("TORCHSWEEP_SCHEMAS", pathlib.Path(__file__).resolve().parents[2] / "schemas"))
 MODEL_KNOBS = ("input_size", "num_classes", "width", "depth", "heads", "seq_len")
+# The result's execution.autocast_dtype of each job precision.
+AUTOCAST_DTYPES = {"fp32": None, "bf16": "bfloat16", "fp16": "float16"}
 
 
 class InvalidJob(Exception):

@@ -9,13 +9,12 @@ jax_runner.py).
 import os
 
 from . import data, start_state
-from .contract import Framework, Log, Unsupported
+from .contract import AUTOCAST_DTYPES, Framework, Log, Unsupported
 from .measure import ExperimentBase, HostClock, RssProbe, measure, prepare
 
 # The Keras dtype policy of each job precision: bf16 and fp16 compute with
 # float32 variables, as autocast does.
 POLICIES = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
-AUTOCAST_DTYPES = {"fp32": None, "bf16": "bfloat16", "fp16": "float16"}
 
 
 def gpu_index(device):
