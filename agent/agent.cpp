@@ -9,15 +9,14 @@
 
 #include "agent/capabilities.hpp"
 #include "agent/data_roots.hpp"
-#include "agent/efficiency.hpp"
 #include "agent/executor.hpp"
-#include "agent/input_stalls.hpp"
+#include "agent/judge/judge.hpp"
 #include "agent/process_tree.hpp"
 #include "agent/rank_launch.hpp"
 #include "shared/errors.hpp"
 #include "shared/job_fields.hpp"
-#include "shared/json_io.hpp"
 #include "shared/log.hpp"
+#include "shared/runner_contract.hpp"
 #include "shared/seconds.hpp"
 #include "shared/spawn_checked.hpp"
 #include "shared/version.hpp"
@@ -31,21 +30,17 @@ using asio::use_awaitable;
 
 namespace {
 
-// A job id as a file name: '/' separates sweep and ordinal.
-std::string file_name_of(const std::string& job_id, int64_t attempt) {
-  auto name = job_id;
-  std::replace(name.begin(), name.end(), '/', '_');
-  return std::format("{}.attempt-{}", name, attempt);
-}
-
 // A progress line from a runner, checked before it goes on the wire: a
 // runner's bad line must not cost the agent its connection.
 std::optional<nlohmann::json> progress_fields(const nlohmann::json& line) {
   if (!line.is_object()) return std::nullopt;
-  const auto epoch = line.find("epoch"), epochs = line.find("epochs"), seconds = line.find("seconds");
+  using namespace runner_contract;
+  const auto epoch = line.find(std::string(progress_epoch)), epochs = line.find(std::string(progress_epochs)),
+             seconds = line.find(std::string(progress_seconds));
   if (epoch == line.end() || epochs == line.end() || seconds == line.end()) return std::nullopt;
   if (!epoch->is_number_integer() || !epochs->is_number_integer() || !seconds->is_number()) return std::nullopt;
   if (*epoch < 1 || *epochs < 1 || *seconds < 0) return std::nullopt;
+  // The wire's progress message has fields of its own (schemas/protocol/progress.schema.json).
   return nlohmann::json{{"epoch", *epoch}, {"epochs", *epochs}, {"seconds", *seconds}};
 }
 
@@ -78,7 +73,7 @@ Agent::Agent(asio::io_context& io, AgentOptions options)
   if (options_.work_directory.empty()) {
     options_.work_directory = std::filesystem::temp_directory_path() / ("torchsweep-agent-" + options_.name);
   }
-  std::filesystem::create_directories(options_.work_directory / "spool");
+  std::filesystem::create_directories(options_.work_directory);
   if (capabilities_.at("gpus").empty()) {
     nvml_unavailable_ = "this agent has no GPU";
   } else {
@@ -91,15 +86,7 @@ Agent::Agent(asio::io_context& io, AgentOptions options)
   }
   capabilities_["peak_flops"] = peak_flops(options_.peak_probe, worker == options_.runners.end() ? "" : worker->second,
                                            options_.work_directory / "peak_flops.json", capabilities_);
-  for (const auto& entry : std::filesystem::directory_iterator(options_.work_directory / "spool")) {
-    if (entry.path().extension() != ".json") continue;  // a .tmp left by a crash mid-write
-    try {
-      unacknowledged_[entry.path()] = json_io::read(entry.path().string());
-    } catch (const InvalidInput& error) {
-      log::warn("spool: skipping {}: {}", entry.path().string(), error.what());
-    }
-  }
-  if (!unacknowledged_.empty()) log::info("spool: {} outcomes wait for delivery", unacknowledged_.size());
+  spool_.emplace(options_.work_directory / "spool");
   kill_leftover_runners();
 }
 
@@ -179,7 +166,7 @@ asio::awaitable<void> Agent::session(std::shared_ptr<wire::Connection> connectio
   }
   on_welcome();
   // Outcomes the previous coordinator session never acknowledged.
-  for (const auto& [file, outcome] : unacknowledged_) connection->send(outcome);
+  for (const auto& [file, outcome] : spool_->unacknowledged()) connection->send(outcome);
   asio::co_spawn(io_, heartbeats(connection, interval), rethrow_from_run("the agent's heartbeats"));
   try {
     while (!connection->stopped()) {
@@ -204,18 +191,8 @@ void Agent::on_message(const std::string& type, const nlohmann::json& message) {
       *job->second.cancel_requested = true;
     }
   } else if (type == "result_ack") {
-    const auto file = spool_file(message.at("job_id"), message.at("attempt"));
-    if (unacknowledged_.erase(file) == 0) return;
-    if (message.value("superseded", false)) {
-      // The coordinator had given up on this attempt: kept, never stored.
-      const auto kept = file.parent_path() / "superseded" / file.filename();
-      std::filesystem::create_directories(kept.parent_path());
-      std::filesystem::rename(file, kept);
-      log::info("the outcome of {} attempt {} came after the coordinator gave up on it; kept in {}",
-                message.at("job_id").get<std::string>(), message.at("attempt").get<int64_t>(), kept.string());
-    } else {
-      std::filesystem::remove(file);
-    }
+    // Superseded: the coordinator had given up on this attempt; kept, never stored.
+    spool_->acknowledge(message.at("job_id"), message.at("attempt"), message.value("superseded", false));
   } else if (type == "heartbeat") {
     return;  // its arrival was the point
   } else if (type == "error") {
@@ -311,7 +288,7 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, std::filesystem::pat
     request.environment["CUDA_VISIBLE_DEVICES"] = visible_devices(capabilities_.at("gpus"), gpus);
   }
   if (needs_rank_launch(request.job)) {
-    std::vector<std::string> forwarded{"TORCHSWEEP_PROGRESS_FILE", "TORCHSWEEP_DIE_WITH_PARENT"};
+    std::vector<std::string> forwarded{std::string(runner_contract::progress_variable), "TORCHSWEEP_DIE_WITH_PARENT"};
     if (request.environment.contains("CUDA_VISIBLE_DEVICES")) {
       forwarded.insert(forwarded.end(), {"CUDA_DEVICE_ORDER", "CUDA_VISIBLE_DEVICES"});
     }
@@ -349,11 +326,7 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, std::filesystem::pat
   }
   if (outcome.kind == ExecutionOutcome::Kind::completed) {
     auto result = *outcome.result;
-    judge_input_stalls(result);
-    if (auto efficiency =
-            efficiency_of(result, capabilities_.at("peak_flops"), assign.at("gpus").get<std::vector<int64_t>>())) {
-      result["efficiency"] = std::move(*efficiency);
-    }
+    judge(result, {capabilities_.at("peak_flops"), assign.at("gpus").get<std::vector<int64_t>>()});
     deliver(wire::make_message(
         "job_result", {{"job_id", job_id}, {"attempt", attempt}, {"result", result}, {"seconds", outcome.seconds}}));
     running_.erase(job_id);
@@ -416,14 +389,8 @@ asio::awaitable<void> Agent::fence() {
   }
 }
 
-std::filesystem::path Agent::spool_file(const std::string& job_id, int64_t attempt) const {
-  return options_.work_directory / "spool" / (file_name_of(job_id, attempt) + ".json");
-}
-
 void Agent::deliver(const nlohmann::json& outcome) {
-  const auto file = spool_file(outcome.at("job_id"), outcome.at("attempt"));
-  json_io::write_atomically(file.string(), outcome);
-  unacknowledged_[file] = outcome;
+  spool_->keep(outcome);
   send(outcome);
 }
 

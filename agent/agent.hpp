@@ -21,6 +21,7 @@
 #include "agent/gpu_telemetry.hpp"
 #include "agent/peak_flops.hpp"
 #include "agent/rank_launch.hpp"
+#include "agent/spool.hpp"
 #include "shared/wire/connection.hpp"
 #include "shared/wire/endpoint.hpp"
 #include "shared/wire/tls.hpp"
@@ -104,7 +105,6 @@ class Agent {
   // Spools an outcome (job_result or job_failed) and sends it when connected.
   void deliver(const nlohmann::json& outcome);
   void send(const nlohmann::json& message);
-  std::filesystem::path spool_file(const std::string& job_id, int64_t attempt) const;
 
   asio::io_context& io_;
   AgentOptions options_;
@@ -116,7 +116,7 @@ class Agent {
   asio::steady_timer fence_timer_;
   std::optional<std::chrono::milliseconds> fence_after_;  // from the last welcome
   std::map<std::string, RunningJob> running_;
-  std::map<std::filesystem::path, nlohmann::json> unacknowledged_;  // spool file -> outcome message
+  std::optional<Spool> spool_;  // made once the work directory is known
   std::function<void()> on_refused_;
   bool stopped_ = false;
   bool refused_ = false;

@@ -17,6 +17,7 @@
 #include "shared/errors.hpp"
 #include "shared/json_io.hpp"
 #include "shared/log.hpp"
+#include "shared/runner_contract.hpp"
 #include "shared/schema.hpp"
 
 extern char** environ;
@@ -200,7 +201,8 @@ std::string failure_line(const std::string& stderr_tail) {
     } else {
       in_notice = false;
     }
-    if (line.find(" ERROR ") != std::string::npos) error = line;
+    // A log line at the contract's failure level: "TIMESTAMP ERROR PROGRAM: ...".
+    if (line.find(" " + std::string(runner_contract::log_failure_level) + " ") != std::string::npos) error = line;
   }
   return rank_notice.empty() ? error : rank_notice;
 }
@@ -232,7 +234,7 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
   std::filesystem::remove(result_file);
   std::filesystem::remove(progress_file);
   auto environment_map = request.environment;
-  environment_map["TORCHSWEEP_PROGRESS_FILE"] = progress_file.string();
+  environment_map[std::string(runner_contract::progress_variable)] = progress_file.string();
   // Asks the ranks mpirun starts to die with mpirun, as the runner dies with the agent.
   environment_map["TORCHSWEEP_DIE_WITH_PARENT"] = "1";
   auto environment_strings = child_environment(environment_map);

@@ -13,9 +13,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "agent/worker/device.hpp"
-#include "agent/worker/distributed/data_parallel.hpp"
-#include "agent/worker/distributed/mpi_world.hpp"
+#include "runners/libtorch/device.hpp"
+#include "runners/libtorch/distributed/data_parallel.hpp"
+#include "runners/libtorch/distributed/mpi_world.hpp"
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <string>
 
-#include "agent/worker/experiment.hpp"
-#include "agent/worker/models/registry.hpp"
+#include "runners/libtorch/experiment.hpp"
+#include "runners/libtorch/models/registry.hpp"
 #include "shared/statistics.hpp"
 
 namespace {

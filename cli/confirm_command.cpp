@@ -28,7 +28,7 @@ Command add_confirm_command(CLI::App& app) {
   command->add_option("--format", settings->format, "table | csv | json")->capture_default_str();
   add_client_options(command, settings->client);
   return [settings] {
-    const auto format = readers::parse_format(settings->format, "--format");
+    const auto format = parse_format(settings->format, "--format");
     readers::RegressionOptions options;
     options.filter.sweeps = {settings->sweep};
     options.baseline = settings->baseline;

@@ -85,8 +85,8 @@ std::map<std::string, int> count_classifications(const readers::Table& table) {
   return counted;
 }
 
-void print_classification(const readers::Table& table, readers::Format format) {
-  std::cout << readers::render(table, format, terminal_width());
+void print_classification(const readers::Table& table, Format format) {
+  std::cout << render(table, format, terminal_width());
   auto counted = count_classifications(table);
   std::fprintf(stderr, "%d confirmed, %d unconfirmed, %d suspicious, %d flagged but not rerun\n", counted["confirmed"],
                counted["unconfirmed"], counted["suspicious"], counted["flagged"]);

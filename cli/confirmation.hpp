@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/client.hpp"
+#include "cli/table_renderer.hpp"
 #include "readers/regressions.hpp"
 
 namespace ts::cli {
@@ -24,7 +25,7 @@ readers::Table confirm_regressions(const ClientSettings& client, const std::stri
 // --runs and --timeout-s of the confirmation reruns.
 void add_confirmation_options(CLI::App* command, int64_t& runs, int64_t& timeout_s);
 // The classified table, then a one-line count on stderr.
-void print_classification(const readers::Table& table, readers::Format format);
+void print_classification(const readers::Table& table, Format format);
 
 // classification -> how many rows have it.
 std::map<std::string, int> count_classifications(const readers::Table& table);

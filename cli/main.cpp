@@ -1,5 +1,6 @@
 // torchsweep: one dispatcher for every mode but the worker.
 //   torchsweep run | coordinator | agent | submit | status | cancel | query | export | report | confirm | nightly
+//              | judge
 // Exit codes (docs/exit-codes.md): 0 ok, 1 internal error, 2 invalid input,
 // 3 work failed, 4 a peer could not be reached or refused us, 5 the store
 // failed (locked past the busy timeout, disk full, I/O), 6 a regression was
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
       {"report", ts::cli::add_report_command(app)},
       {"confirm", ts::cli::add_confirm_command(app)},
       {"nightly", ts::cli::add_nightly_command(app)},
+      {"judge", ts::cli::add_judge_command(app)},
   };
   try {
     app.parse(argc, argv);

@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/confirmation.hpp"
 #include "cli/filter_options.hpp"
+#include "cli/table_renderer.hpp"
 #include "readers/report.hpp"
 #include "shared/errors.hpp"
 #include "shared/log.hpp"
@@ -23,9 +24,10 @@
 namespace ts::cli {
 namespace {
 
-// The sweep document with the nightly tag and the dated one added.
-nlohmann::json tagged(nlohmann::json spec, const std::string& tag, const std::string& date) {
-  auto tags = spec.value("tags", std::vector<std::string>{});
+// The sweep document of `path` with the nightly tag and the dated one added.
+nlohmann::json tagged(const std::string& path, const std::string& tag, const std::string& date) {
+  auto spec = sweep::read_document(path);
+  auto tags = sweep::parse(spec, path).tags;
   for (const auto& added : {tag, tag + "-" + date}) {
     if (std::find(tags.begin(), tags.end(), added) == tags.end()) tags.push_back(added);
   }
@@ -67,7 +69,7 @@ Command add_nightly_command(CLI::App& app) {
   add_client_options(command, settings->client);
   return [settings] {
     const auto date = utc_timestamp().substr(0, 10);
-    const auto spec = tagged(sweep::read_document(settings->sweep), settings->tag, date);
+    const auto spec = tagged(settings->sweep, settings->tag, date);
     sweep::expand(spec, settings->sweep);  // a bad file fails here, before anything is sent
     const auto submitted = request(
         settings->client,
@@ -94,7 +96,7 @@ Command add_nightly_command(CLI::App& app) {
       }()
                                         : confirm_regressions(settings->client, settings->db, options,
                                                               settings->runs, timeout);
-      print_classification(table, readers::Format::table);
+      print_classification(table, Format::table);
       auto counted = count_classifications(table);
       if (counted["confirmed"] > 0 || (settings->no_confirm && counted["flagged"] > 0)) {
         code = exit_code::regression_confirmed;

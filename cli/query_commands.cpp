@@ -2,6 +2,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/filter_options.hpp"
+#include "cli/table_renderer.hpp"
 #include "cli/terminal_width.hpp"
 #include "readers/query.hpp"
 #include "shared/errors.hpp"
@@ -39,10 +40,10 @@ Command add_query_command(CLI::App& app) {
                       "sweep id, name or tag to test every group against for regressions");
   add_regression_options(command, settings->alpha, settings->threshold);
   return [settings] {
-    const auto format = readers::parse_format(settings->format, "--format");
+    const auto format = parse_format(settings->format, "--format");
     auto database = store::open_read_only(settings->db);
     if (settings->adaptive) {
-      std::cout << readers::render(readers::adaptive_stops(database, settings->filter()), format, terminal_width());
+      std::cout << render(readers::adaptive_stops(database, settings->filter()), format, terminal_width());
       return 0;
     }
     readers::QueryOptions options;
@@ -54,7 +55,7 @@ Command add_query_command(CLI::App& app) {
     options.memory_metric = settings->memory_metric;
     options.regression_alpha = settings->alpha;
     options.regression_threshold = settings->threshold;
-    std::cout << readers::render(readers::query(database, options), format, terminal_width());
+    std::cout << render(readers::query(database, options), format, terminal_width());
     return 0;
   };
 }
@@ -64,9 +65,9 @@ Command add_export_command(CLI::App& app) {
   auto settings = std::make_shared<FilterSettings>();
   add_filter_options(command, *settings, "csv");
   return [settings] {
-    const auto format = readers::parse_format(settings->format, "--format");
+    const auto format = parse_format(settings->format, "--format");
     auto database = store::open_read_only(settings->db);
-    std::cout << readers::render(readers::export_results(database, settings->filter()), format, terminal_width());
+    std::cout << render(readers::export_results(database, settings->filter()), format, terminal_width());
     return 0;
   };
 }

@@ -16,6 +16,7 @@
 #include "cli/commands.hpp"
 #include "cli/key_value.hpp"
 #include "cli/shutdown.hpp"
+#include "cli/table_renderer.hpp"
 #include "cli/terminal_width.hpp"
 #include "coordinator/coordinator.hpp"
 #include "readers/query.hpp"
@@ -137,7 +138,7 @@ void print_results(store::Store& store, const std::string& sweep_id, const std::
   auto plain = readers::query(store.database(), options);
   options.metrics.clear();
   std::cout << "\nPer-configuration medians (sweep " << sweep_id << "):\n"
-            << readers::render(plain, readers::Format::table, terminal_width());
+            << render(plain, Format::table, terminal_width());
   // A comparison is printed when some configuration has both sides.
   const auto print_comparison = [&](const std::string& axis, const std::string& title) {
     options.compare = axis;
@@ -145,7 +146,7 @@ void print_results(store::Store& store, const std::string& sweep_id, const std::
     const auto speedup = readers::column_of(compared, "speedup");
     if (std::any_of(compared.rows.begin(), compared.rows.end(),
                     [&](const auto& row) { return !row[speedup].is_null(); })) {
-      std::cout << "\n" << title << "\n" << readers::render(compared, readers::Format::table, terminal_width());
+      std::cout << "\n" << title << "\n" << render(compared, Format::table, terminal_width());
     }
   };
   print_comparison("mode", "Compiled vs eager (speedup = eager time / compiled time, 95% bootstrap interval):");

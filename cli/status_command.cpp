@@ -1,9 +1,10 @@
-#include <cstdio>
 #include <format>
 #include <iostream>
 
 #include "cli/client.hpp"
 #include "cli/commands.hpp"
+#include "cli/table_renderer.hpp"
+#include "cli/terminal_width.hpp"
 #include "shared/wire/protocol.hpp"
 
 namespace ts::cli {
@@ -27,31 +28,31 @@ Command add_status_command(CLI::App& app) {
       std::cout << reply.dump(2) << "\n";
       return 0;
     }
-    std::printf("%-44s %-10s %7s %7s %7s %7s %9s\n", "sweep", "state", "queued", "running", "done", "failed",
-                "cancelled");
+    Table sweeps{{"sweep", "state", "queued", "running", "done", "failed", "cancelled"}, {}};
+    // An adaptive sweep: where each compared pair stands, and why it stopped.
+    Table pairs{{"sweep", "pair", "state", "rounds", "speedup_interval"}, {}};
     for (const auto& sweep : reply.at("sweeps")) {
       const auto& jobs = sweep.at("jobs");
-      const auto count = [&](const char* state) { return jobs.value(state, 0LL); };
-      std::printf("%-44s %-10s %7lld %7lld %7lld %7lld %9lld\n", sweep.at("sweep_id").get<std::string>().c_str(),
-                  sweep.at("state").get<std::string>().c_str(), count("queued"), count("running"), count("done"),
-                  count("failed"), count("cancelled"));
-      // An adaptive sweep: where each compared pair stands, and why it stopped.
+      const auto count = [&](const char* state) { return jobs.value(state, int64_t{0}); };
+      sweeps.rows.push_back({sweep.at("sweep_id"), sweep.at("state"), count("queued"), count("running"), count("done"),
+                             count("failed"), count("cancelled")});
       for (const auto& pair : sweep.value("adaptive", nlohmann::json::array())) {
         const auto& half = pair.at("half_width");
-        const auto interval =
-            half.is_null() ? std::string("n too small") : std::format("±{:.1f}%", half.get<double>() * 100);
-        std::printf("    %-40s %-12s %3lld rounds, speedup interval %s\n", pair.at("pair").dump().c_str(),
-                    pair.at("state").get<std::string>().c_str(), pair.at("rounds").get<long long>(), interval.c_str());
+        pairs.rows.push_back({sweep.at("sweep_id"), pair.at("pair").dump(), pair.at("state"), pair.at("rounds"),
+                              half.is_null() ? "n too small" : std::format("±{:.1f}%", half.get<double>() * 100)});
       }
     }
-    std::printf("\n%-20s %-22s %-16s %5s %5s %s\n", "agent", "address", "host", "cores", "gpus", "running jobs");
+    Table agents{{"agent", "address", "host", "cores", "gpus", "running_jobs"}, {}};
     for (const auto& agent : reply.at("agents")) {
       std::string running;
       for (const auto& job : agent.at("running")) running += (running.empty() ? "" : " ") + job.get<std::string>();
-      std::printf("%-20s %-22s %-16s %5d %5d %s\n", agent.at("name").get<std::string>().c_str(),
-                  agent.at("address").get<std::string>().c_str(), agent.value("hostname", "").c_str(),
-                  agent.value("cpu_cores", 0), agent.value("gpus", 0), running.empty() ? "-" : running.c_str());
+      agents.rows.push_back({agent.at("name"), agent.at("address"), agent.value("hostname", ""),
+                             agent.value("cpu_cores", 0), agent.value("gpus", 0), running.empty() ? "-" : running});
     }
+    std::cout << (sweeps.rows.empty() ? "(no sweeps)\n" : render(sweeps, Format::table, terminal_width()));
+    if (!pairs.rows.empty()) std::cout << "\n" << render(pairs, Format::table, terminal_width());
+    std::cout << "\n"
+              << (agents.rows.empty() ? "(no agents connected)\n" : render(agents, Format::table, terminal_width()));
     return 0;
   };
 }

@@ -4,6 +4,8 @@
 #include "agent/capabilities.hpp"
 #include "cli/client.hpp"
 #include "cli/commands.hpp"
+#include "cli/table_renderer.hpp"
+#include "cli/terminal_width.hpp"
 #include "shared/sweep/runnable.hpp"
 #include "shared/sweep/sweep.hpp"
 #include "shared/wire/protocol.hpp"
@@ -54,11 +56,9 @@ Command add_submit_command(CLI::App& app) {
     std::printf("sweep %s: %zu configurations x %lld repeats = %zu jobs (priority %lld, max %lld attempts)\n",
                 sweep.name.c_str(), sweep.configurations, static_cast<long long>(sweep.repeats), sweep.jobs.size(),
                 static_cast<long long>(sweep.priority), static_cast<long long>(sweep.max_attempts));
-    std::printf("%7s %6s  %s\n", "ordinal", "repeat", "configuration");
-    for (const auto& job : sweep.jobs) {
-      std::printf("%7lld %6lld  %s\n", static_cast<long long>(job.ordinal), static_cast<long long>(job.repeat),
-                  job.config_key.c_str());
-    }
+    Table jobs{{"ordinal", "repeat", "configuration"}, {}};
+    for (const auto& job : sweep.jobs) jobs.rows.push_back({job.ordinal, job.repeat, job.config_key});
+    std::cout << render(jobs, Format::table, terminal_width());
     return 0;
   };
 }

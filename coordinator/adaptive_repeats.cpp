@@ -6,27 +6,15 @@
 
 namespace ts::coordinator {
 
-std::optional<AdaptiveRule> AdaptiveRule::from_spec(const nlohmann::json& spec) {
-  const auto repeats = spec.find("repeats");
-  if (repeats == spec.end() || !repeats->is_object()) return std::nullopt;
-  AdaptiveRule rule;
-  rule.min = repeats->value("min", rule.min);
-  rule.max = repeats->at("max").get<int64_t>();
-  const auto& until = repeats->at("until");
-  rule.compare = until.at("compare").get<std::string>();
-  rule.ci_half_width = until.at("ci_half_width").get<double>();
-  rule.values = spec.at("axes").at(rule.compare).get<std::vector<nlohmann::json>>();
-  return rule;
-}
-
-std::string AdaptiveRule::pair_of(const std::string& config_key) const {
+std::string pair_of(const AdaptiveRule& rule, const std::string& config_key) {
   auto configuration = nlohmann::json::parse(config_key);
-  configuration.erase(compare);
+  configuration.erase(rule.compare);
   return configuration.dump();
 }
 
-bool AdaptiveRule::is_reference(const std::string& config_key) const {
-  return !values.empty() && nlohmann::json::parse(config_key).value(compare, nlohmann::json()) == values.front();
+bool is_reference(const AdaptiveRule& rule, const std::string& config_key) {
+  return !rule.values.empty() &&
+         nlohmann::json::parse(config_key).value(rule.compare, nlohmann::json()) == rule.values.front();
 }
 
 std::string to_string(AdaptiveDecision::Kind kind) {

@@ -15,21 +15,17 @@
 #include <string>
 #include <vector>
 
+#include "shared/sweep/sweep.hpp"
+
 namespace ts::coordinator {
 
-struct AdaptiveRule {
-  int64_t min = 3, max = 20;
-  std::string compare;                 // the axis whose two values are compared
-  std::vector<nlohmann::json> values;  // that axis's values, in the sweep's order: the first is the reference
-  double ci_half_width = 0.02;         // relative to the estimate
+// The rule as the sweep states it (parsed once, shared/sweep/sweep.hpp).
+using AdaptiveRule = sweep::AdaptiveRepeats;
 
-  // From a sweep spec; nothing when `repeats` is a plain count.
-  static std::optional<AdaptiveRule> from_spec(const nlohmann::json& spec);
-  // The pair a configuration belongs to: its config key without the compared axis.
-  std::string pair_of(const std::string& config_key) const;
-  // Whether the configuration is the pair's reference side (the first value).
-  bool is_reference(const std::string& config_key) const;
-};
+// The pair a configuration belongs to: its config key without the compared axis.
+std::string pair_of(const AdaptiveRule& rule, const std::string& config_key);
+// Whether the configuration is the pair's reference side (the first value).
+bool is_reference(const AdaptiveRule& rule, const std::string& config_key);
 
 struct AdaptiveDecision {
   enum class Kind { another_round, converged, max_reached };

@@ -173,7 +173,7 @@ Submission Coordinator::submit(const nlohmann::json& spec, const std::string& or
                     document, sweep.max_attempts});
   }
   store_.add_sweep(record, jobs);
-  const auto settings = SweepSettings::from_spec(store_.sweeps(record.sweep_id).at(0).sequence, spec);
+  const auto settings = SweepSettings::of(store_.sweeps(record.sweep_id).at(0).sequence, sweep);
   for (const auto& job : jobs) {
     registry_.add({job.job_id, record.sweep_id, job.config_key, job.runner, "queued", "", job.ordinal, job.repeat,
                    job.gpus, 0, job.max_attempts, job.document},
@@ -196,7 +196,7 @@ std::pair<std::string, std::vector<std::string>> Coordinator::rerun(const std::s
                                                                     int64_t runs) {
   const auto sweep_id = sweep_id_of(sweep);
   const auto summary = store_.sweeps(sweep_id).at(0);
-  const auto settings = SweepSettings::from_spec(summary.sequence, summary.spec);
+  const auto settings = SweepSettings::of(summary.sequence, sweep::parse(summary.spec, "the stored sweep " + sweep_id));
   // An adaptive sweep's rule would count the reruns as rounds of its pairs.
   if (settings.adaptive) throw InvalidInput("sweep", "sweep " + sweep_id + " is adaptive: its rounds are not rerun");
   std::map<std::string, store::StoredJob> newest;  // configuration key -> its newest job

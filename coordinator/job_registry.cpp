@@ -11,13 +11,8 @@
 
 namespace ts::coordinator {
 
-SweepSettings SweepSettings::from_spec(int64_t sequence, const nlohmann::json& spec) {
-  return {sequence,
-          spec.value("priority", int64_t{0}),
-          spec.value("node_exclusive", true),
-          spec.value("placement", "spread") == "pinned",
-          Requirements::from_json(spec.value("requirements", nlohmann::json::object())),
-          AdaptiveRule::from_spec(spec)};
+SweepSettings SweepSettings::of(int64_t sequence, const sweep::Sweep& sweep) {
+  return {sequence, sweep.priority, sweep.node_exclusive, sweep.pinned, sweep.requirements, sweep.adaptive};
 }
 
 JobRegistry::JobRegistry(store::Store& store, WriteBatch& batch, RegistryOptions options, Send send)
@@ -73,7 +68,8 @@ void JobRegistry::add(const store::StoredJob& job, const SweepSettings& settings
 void JobRegistry::resume_unfinished() {
   std::map<std::string, SweepSettings> settings;
   for (const auto& summary : store_.sweeps("", /*recent_finished=*/0)) {
-    settings[summary.sweep_id] = SweepSettings::from_spec(summary.sequence, summary.spec);
+    settings[summary.sweep_id] =
+        SweepSettings::of(summary.sequence, sweep::parse(summary.spec, "the stored sweep " + summary.sweep_id));
   }
   std::size_t resumed = 0;
   for (const auto& job : store_.unfinished_jobs()) {
@@ -158,16 +154,16 @@ void JobRegistry::judge_round(const std::string& sweep_id, const std::string& co
   const auto settings = sweeps_.find(sweep_id);
   if (settings == sweeps_.end() || !settings->second.adaptive) return;
   const auto& rule = *settings->second.adaptive;
-  const auto pair = rule.pair_of(config_key);
+  const auto pair = pair_of(rule, config_key);
   for (const auto& [id, job] : jobs_) {
-    if (job.sweep_id == sweep_id && rule.pair_of(job.config_key) == pair) return;  // the round is not complete
+    if (job.sweep_id == sweep_id && pair_of(rule, job.config_key) == pair) return;  // the round is not complete
   }
   // The pair's jobs so far: its configurations, how many rounds, a document of each.
   std::map<std::string, store::StoredJob> last_of;  // config key -> its newest job
   int64_t next_ordinal = 0;
   for (auto& stored : store_.sweep_jobs(sweep_id)) {
     next_ordinal = std::max(next_ordinal, stored.ordinal + 1);
-    if (rule.pair_of(stored.config_key) != pair) continue;
+    if (pair_of(rule, stored.config_key) != pair) continue;
     auto& last = last_of[stored.config_key];
     if (last.job_id.empty() || stored.repeat >= last.repeat) last = std::move(stored);
   }
@@ -176,7 +172,7 @@ void JobRegistry::judge_round(const std::string& sweep_id, const std::string& co
   for (const auto& [key, last] : last_of) {
     rounds = std::max(rounds, last.repeat + 1);
     const auto times = store_.epoch_times(sweep_id, key);
-    auto& side = rule.is_reference(key) ? reference : other;
+    auto& side = is_reference(rule, key) ? reference : other;
     side.insert(side.end(), times.begin(), times.end());
   }
   const auto decision = decide(rule, rounds, reference, other);

@@ -44,7 +44,7 @@ struct SweepSettings {
   Requirements requirements;
   std::optional<AdaptiveRule> adaptive;
 
-  static SweepSettings from_spec(int64_t sequence, const nlohmann::json& spec);
+  static SweepSettings of(int64_t sequence, const sweep::Sweep& sweep);
 };
 
 struct RegistryOptions {

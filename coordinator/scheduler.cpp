@@ -29,14 +29,6 @@ bool carries_labels(const AgentResources& agent, const Requirements& requirement
 
 }  // namespace
 
-Requirements Requirements::from_json(const nlohmann::json& requirements) {
-  Requirements out;
-  out.gpu_type = requirements.value("gpu_type", "");
-  out.min_gpu_memory_gb = requirements.value("min_gpu_memory_gb", 0.0);
-  out.labels = requirements.value("labels", std::map<std::string, std::string>{});
-  return out;
-}
-
 void Scheduler::add_agent(AgentResources agent) {
   const auto name = agent.name;
   agents_[name] = AgentState{std::move(agent), {}, {}, false, false, false, std::nullopt};

@@ -17,6 +17,8 @@
 #include <tuple>
 #include <vector>
 
+#include "shared/sweep/sweep.hpp"
+
 namespace ts::coordinator {
 
 struct GpuInfo {
@@ -35,13 +37,8 @@ struct AgentResources {
   static AgentResources from_hello(const nlohmann::json& hello);
 };
 
-struct Requirements {
-  std::string gpu_type;  // substring of the GPU name; empty: any
-  double min_gpu_memory_gb = 0;
-  std::map<std::string, std::string> labels;
-
-  static Requirements from_json(const nlohmann::json& requirements);
-};
+// Where a job may run, as its sweep asks (parsed once, shared/sweep/sweep.hpp).
+using Requirements = sweep::Requirements;
 
 struct SchedulableJob {
   std::string job_id, sweep_id, config_key, runner = "libtorch";

@@ -29,10 +29,15 @@ void WriteBatch::after_commit(std::function<void()> action) {
 
 void WriteBatch::commit() {
   if (!open_) return;
-  database_.execute("COMMIT");
+  // A COMMIT that fails is its caller's error, reported once: never tried again.
   open_ = false;
   auto waiting = std::move(waiting_);
   waiting_.clear();
+  // SQLite rolls the transaction back itself on some errors (a full disk):
+  // the write that failed threw already, and nothing is left to commit or
+  // to acknowledge.
+  if (!database_.in_transaction()) return;
+  database_.execute("COMMIT");
   for (auto& action : waiting) action();
 }
 

@@ -26,7 +26,8 @@ class WriteBatch {
   // Runs `action` once everything written so far is committed (at once when
   // no batch is open).
   void after_commit(std::function<void()> action);
-  // Commits now; throws store::SqliteError if the commit fails.
+  // Commits now; throws store::SqliteError if the commit fails. After SQLite
+  // rolled the transaction back itself, commits nothing and runs no action.
   void commit();
 
  private:

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "readers/sql_parts.hpp"
+#include "readers/vocabulary.hpp"
 #include "shared/errors.hpp"
 #include "shared/statistics.hpp"
 #include "shared/timestamp.hpp"
@@ -24,150 +25,6 @@ namespace ts::readers {
 using store::Statement;
 
 namespace {
-
-struct Axis {
-  std::string name, sql;
-};
-
-// The fixed vocabulary of axes: the only names that become SQL.
-const std::vector<Axis>& axis_table() {
-  static const std::vector<Axis> axes{
-      {"model", "r.model"},
-      {"task", "r.task"},
-      {"batch_size", "r.batch_size"},
-      {"precision", "r.precision"},
-      {"mode", "COALESCE(r.mode_ran, r.mode)"},  // what ran: a compiled job that fell back counts as eager
-      {"requested_mode", "r.mode"},
-      {"compiler", "r.compiler"},
-      {"runner", "r.runner"},
-      {"gpus", "r.gpus"},
-      {"device_name", "r.device_name"},
-      {"torch_version", "r.torch_version"},
-      {"host", "r.host"},
-      {"agent", "r.agent"},
-      {"sweep", "r.sweep_id"},
-      {"status", "r.status"},
-      {"data", "r.data"},  // synthetic, or the imagefolder dataset's folder
-      // Whether NVML saw a GPU of the job slow itself down (docs/gpu-telemetry.md).
-      {"throttled", "CASE r.throttled WHEN 1 THEN 'yes' WHEN 0 THEN 'no' ELSE 'unknown' END"},
-  };
-  return axes;
-}
-
-struct Metric {
-  std::string name, column, sql;
-  double scale = 1;
-  bool higher_is_better = false;
-  std::string field_sql = "NULL";  // memory: the result field the figure came from, named by --compare
-};
-
-// The warm-up figure is peak allocated where the timed one is (CUDA), the
-// resident high-water mark otherwise.
-constexpr const char* warmup_memory_field =
-    "CASE WHEN r.peak_memory_field IN ('peak_allocated_bytes', 'peak_reserved_bytes') "
-    "THEN 'warmup_peak_allocated_bytes' WHEN r.warmup_peak_memory_bytes IS NOT NULL THEN 'warmup_peak_rss_bytes' END";
-
-const std::vector<Metric>& metric_table() {
-  static const std::vector<Metric> metrics{
-      {"epoch_time", "epoch_time_s", "r.median_epoch_s"},
-      {"step_time", "step_time_s", "r.median_step_s"},
-      {"samples_per_s", "samples_per_s", "r.samples_per_s", 1, true},
-      {"peak_memory", "peak_memory_mib", "r.peak_memory_bytes", 1.0 / (1024 * 1024), false, "r.peak_memory_field"},
-      {"warmup_memory", "warmup_memory_mib", "r.warmup_peak_memory_bytes", 1.0 / (1024 * 1024), false,
-       warmup_memory_field},
-      {"reserved_memory", "reserved_memory_mib", "r.peak_reserved_bytes", 1.0 / (1024 * 1024), false,
-       "CASE WHEN r.peak_reserved_bytes IS NOT NULL THEN 'peak_reserved_bytes' END"},
-      {"achieved_flops", "achieved_tflops_per_s", "r.achieved_flops_per_s", 1e-12, true},
-      {"mfu", "mfu", "r.mfu", 1, true},
-      {"compile_time", "compile_time_s", "r.compile_s"},
-      {"warmup_time", "warmup_time_s", "r.warmup_s"},
-      {"input_stall", "input_stall", "r.input_stall_fraction"},
-      {"loader_throughput", "loader_images_per_s", "r.loader_images_per_s", 1, true},
-      {"gpu_process_memory", "gpu_process_memory_mib", "r.gpu_process_memory_bytes", 1.0 / (1024 * 1024)},
-  };
-  return metrics;
-}
-
-template <class Entry>
-std::vector<std::string> names_of(const std::vector<Entry>& table) {
-  std::vector<std::string> names;
-  for (const auto& entry : table) names.push_back(entry.name);
-  return names;
-}
-
-// The entry of `table` called `name`, or an error listing the known names.
-template <class Entry>
-const Entry& named(const std::vector<Entry>& table, const std::string& name, const std::string& option,
-                   const std::string& what) {
-  for (const auto& entry : table) {
-    if (entry.name == name) return entry;
-  }
-  std::string known;
-  for (const auto& entry : table) known += (known.empty() ? "" : ", ") + entry.name;
-  throw InvalidInput(option, "unknown " + what + " '" + name + "'; expected one of: " + known);
-}
-
-const Axis& axis_named(const std::string& name, const std::string& option) {
-  return named(axis_table(), name, option, "axis");
-}
-
-const Metric& metric_named(const std::string& name) { return named(metric_table(), name, "--metric", "metric"); }
-
-// A WHERE clause of fixed fragments and the values bound to its '?'s.
-struct Condition {
-  std::string sql = "1";
-  std::vector<std::string> values;
-  void add(const std::string& fragment, std::vector<std::string> bound = {}) {
-    sql += " AND " + fragment;
-    values.insert(values.end(), bound.begin(), bound.end());
-  }
-};
-
-// Binds the condition's values to its '?'s, the first of them at `first`.
-void bind_condition(Statement& statement, const Condition& condition, int first = 1) {
-  bind_texts(statement, condition.values, first);
-}
-
-// A sweep id, or the newest sweep of that name; results stored without a
-// sweep row (imported documents) are matched by the name they carry.
-std::string resolve_sweep(Database& database, const std::string& id_or_name, const std::string& option) {
-  if (auto found = find_sweep(database, id_or_name)) return *found;
-  auto loose = database.prepare("SELECT 1 FROM results WHERE sweep_id = ? LIMIT 1");
-  loose.bind_all(id_or_name);
-  if (loose.step()) return id_or_name;
-  throw InvalidInput(option, "no sweep with id or name '" + id_or_name + "'");
-}
-
-Condition condition_of(Database& database, const ResultFilter& filter) {
-  Condition condition;
-  if (!filter.include_failed) condition.add("r.status = 'ok'");
-  // Results without a job row (imported documents) are measurements.
-  constexpr const char* confirmation_run =
-      "EXISTS (SELECT 1 FROM jobs j WHERE j.job_id = r.job_id AND j.purpose = 'confirmation')";
-  if (filter.purpose == "measurement") {
-    condition.add(std::string("NOT ") + confirmation_run);
-  } else if (filter.purpose == "confirmation") {
-    condition.add(confirmation_run);
-  } else if (filter.purpose != "any") {
-    throw InvalidInput("--purpose", "expected measurement, confirmation or any, got '" + filter.purpose + "'");
-  }
-  if (!filter.sweeps.empty()) {
-    std::vector<std::string> ids;
-    for (const auto& sweep : filter.sweeps) ids.push_back(resolve_sweep(database, sweep, "--sweep"));
-    condition.add("r.sweep_id IN (" + placeholders(ids.size()) + ")", ids);
-  }
-  if (!filter.tags.empty()) {
-    condition.add(
-        "r.sweep_id IN (SELECT sweep_id FROM sweep_tags WHERE tag IN (" + placeholders(filter.tags.size()) + "))",
-        filter.tags);
-  }
-  // received_at is written by utc_timestamp(): fixed width, so instants in
-  // the same form compare as strings.
-  if (!filter.since.empty()) condition.add("r.received_at >= ?", {utc_instant(filter.since, "--since")});
-  if (!filter.until.empty()) condition.add("r.received_at < ?", {utc_instant(filter.until, "--until")});
-  for (const auto& [name, value] : filter.where) condition.add(axis_named(name, "--where").sql + " = ?", {value});
-  return condition;
-}
 
 nlohmann::json cell(Statement& row, int column) {
   if (row.is_null(column)) return nullptr;
@@ -302,16 +159,6 @@ std::string baseline_sweep(Database& database, const std::string& baseline, cons
 
 }  // namespace
 
-const std::vector<std::string>& query_axes() {
-  static const auto names = names_of(axis_table());
-  return names;
-}
-
-const std::vector<std::string>& query_metrics() {
-  static const auto names = names_of(metric_table());
-  return names;
-}
-
 namespace {
 
 // "--compare AXIS=REFERENCE,*": each other value of the axis against the
@@ -420,7 +267,7 @@ Table query(Database& database, const QueryOptions& options) {
   std::size_t epoch_metric = 0, memory_metric = 0;
   if (compare_axis) {
     epoch_metric = index_of("epoch_time");
-    const Metric* memory = &named(metric_table(), options.memory_metric, "--memory-metric", "metric");
+    const Metric* memory = &metric_named(options.memory_metric, "--memory-metric");
     if (memory->field_sql == "NULL") {
       throw InvalidInput("--memory-metric",
                          "expected peak_memory, warmup_memory or reserved_memory, got '" + options.memory_metric + "'");
@@ -689,173 +536,6 @@ std::vector<std::string> configurations_of(Database& database, const ResultFilte
   std::vector<std::string> keys;
   while (select.step()) keys.push_back(select.text(0));
   return keys;
-}
-
-Format parse_format(const std::string& text, const std::string& field) {
-  if (text == "table") return Format::table;
-  if (text == "csv") return Format::csv;
-  if (text == "json") return Format::json;
-  throw InvalidInput(field, "expected table, csv or json, got '" + text + "'");
-}
-
-namespace {
-
-std::string display(const nlohmann::json& value) {
-  if (value.is_null()) return "-";
-  if (value.is_number_float()) {
-    const double x = value.get<double>();
-    return std::abs(x) >= 1e4 ? std::format("{:.0f}", x) : std::format("{:.4g}", x);
-  }
-  return json_text(value);
-}
-
-std::string csv_field(const nlohmann::json& value) {
-  auto text = value.is_number_float() ? std::format("{}", value.get<double>()) : json_text(value);
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
-}  // namespace
-
-std::size_t column_of(const Table& table, const std::string& name) {
-  const auto found = std::find(table.columns.begin(), table.columns.end(), name);
-  if (found == table.columns.end()) throw std::out_of_range("no column '" + name + "'");
-  return static_cast<std::size_t>(found - table.columns.begin());
-}
-
-nlohmann::json row_objects(const Table& table) {
-  auto rows = nlohmann::json::array();
-  for (const auto& row : table.rows) {
-    nlohmann::json object = nlohmann::json::object();
-    for (std::size_t c = 0; c < table.columns.size(); ++c) object[table.columns[c]] = row[c];
-    rows.push_back(std::move(object));
-  }
-  return rows;
-}
-
-std::string render(const Table& table, Format format, std::size_t width) {
-  std::string out;
-  if (format == Format::json) return row_objects(table).dump(2) + "\n";
-  if (format == Format::csv) {
-    for (std::size_t c = 0; c < table.columns.size(); ++c) out += (c ? "," : "") + csv_field(table.columns[c]);
-    out += "\n";
-    for (const auto& row : table.rows) {
-      for (std::size_t c = 0; c < row.size(); ++c) out += (c ? "," : "") + csv_field(row[c]);
-      out += "\n";
-    }
-    return out;
-  }
-  // For people: columns equal on every row go to a caption line, an
-  // estimate and its interval (X, X_low, X_high) share one column, and
-  // relative changes read as percentages.
-  std::vector<std::size_t> shown;
-  std::string caption;
-  const auto has_column = [&](const std::string& name) {
-    return std::find(table.columns.begin(), table.columns.end(), name) != table.columns.end();
-  };
-  for (std::size_t c = 0; c < table.columns.size(); ++c) {
-    const auto& name = table.columns[c];
-    if ((name.ends_with("_low") && has_column(name.substr(0, name.size() - 4))) ||
-        (name.ends_with("_high") && has_column(name.substr(0, name.size() - 5)))) {
-      continue;
-    }
-    const bool constant = table.rows.size() > 1 && !table.rows.front()[c].is_number_float() &&
-                          std::all_of(table.rows.begin(), table.rows.end(),
-                                      [&](const auto& row) { return row[c] == table.rows.front()[c]; });
-    if (constant) {
-      caption += (caption.empty() ? "" : ", ") + name + "=" + display(table.rows.front()[c]);
-      continue;
-    }
-    shown.push_back(c);
-  }
-  const auto percent = [](const std::string& name) {
-    return name.starts_with("memory_reduction") || name.ends_with("_change");
-  };
-  const auto text_of = [&](const std::vector<nlohmann::json>& row, std::size_t c) {
-    const auto& name = table.columns[c];
-    const auto shown_as = [&](const nlohmann::json& value) {
-      return percent(name) && value.is_number() ? std::format("{:+.1f}%", value.get<double>() * 100) : display(value);
-    };
-    auto text = shown_as(row[c]);
-    if (has_column(name + "_low") && !row[c].is_null()) {
-      const auto low = static_cast<std::size_t>(std::find(table.columns.begin(), table.columns.end(), name + "_low") -
-                                                table.columns.begin());
-      text += row[low].is_null() ? std::format(" [n too small: < {} runs a side]", stats::minimum_runs_for_interval)
-                                 : " [" + shown_as(row[low]) + ", " + shown_as(row[low + 1]) + "]";
-    }
-    return text;
-  };
-  std::vector<std::vector<std::string>> cells(1);
-  for (const auto c : shown) {
-    cells[0].push_back(table.columns[c] + (has_column(table.columns[c] + "_low") ? " [95% CI]" : ""));
-  }
-  for (const auto& row : table.rows) {
-    std::vector<std::string> texts;
-    for (const auto c : shown) texts.push_back(text_of(row, c));
-    cells.push_back(std::move(texts));
-  }
-  std::vector<std::size_t> widths(shown.size(), 0);
-  for (const auto& row : cells) {
-    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
-  }
-  if (!caption.empty()) {
-    // Broken between its items where it would pass `width`.
-    std::string line = "(all rows: ";
-    for (std::size_t at = 0, next = 0; at < caption.size(); at = next) {
-      next = std::min(caption.find(", ", at + 1) == std::string::npos ? caption.size() : caption.find(", ", at + 1),
-                      caption.size());
-      auto item = caption.substr(at, next - at);
-      if (width > 0 && line.size() + item.size() + 1 > width && line.size() > 11) {
-        out += line + (item.starts_with(", ") ? ",\n" : "\n");
-        line = " " + (item.starts_with(", ") ? item.substr(1) : item);
-      } else {
-        line += item;
-      }
-    }
-    out += line + ")\n";
-  }
-  // The leading columns of text name a row (the axes); the rest are
-  // packed into blocks that fit `width`, each block behind those names.
-  std::size_t names = 0;
-  while (names < shown.size() && std::none_of(table.rows.begin(), table.rows.end(),
-                                              [&](const auto& row) { return row[shown[names]].is_number(); })) {
-    ++names;
-  }
-  if (names == shown.size()) names = 0;
-  std::size_t names_width = 0;
-  for (std::size_t i = 0; i < names; ++i) names_width += widths[i] + 2;
-  std::vector<std::vector<std::size_t>> blocks(1);
-  std::size_t block_width = names_width;
-  for (std::size_t i = names; i < shown.size(); ++i) {
-    if (width > 0 && blocks.back().size() > 0 && block_width + widths[i] > width) {
-      blocks.emplace_back();
-      block_width = names_width;
-    }
-    blocks.back().push_back(i);
-    block_width += widths[i] + 2;
-  }
-  for (std::size_t b = 0; b < blocks.size(); ++b) {
-    if (b > 0) out += "\n";
-    std::vector<std::size_t> columns(names);
-    std::iota(columns.begin(), columns.end(), std::size_t{0});
-    columns.insert(columns.end(), blocks[b].begin(), blocks[b].end());
-    for (std::size_t r = 0; r < cells.size(); ++r) {
-      std::string line;
-      for (std::size_t k = 0; k < columns.size(); ++k) {
-        const auto i = columns[k];
-        // Text left-aligned, figures right-aligned.
-        const bool number = r > 0 && table.rows[r - 1][shown[i]].is_number();
-        const auto pad = std::string(widths[i] - cells[r][i].size(), ' ');
-        line += (k ? "  " : "") + (number ? pad + cells[r][i] : cells[r][i] + pad);
-      }
-      while (!line.empty() && line.back() == ' ') line.pop_back();
-      out += line + "\n";
-    }
-  }
-  if (table.rows.empty()) out += "(no results match)\n";
-  return out;
 }
 
 }  // namespace ts::readers

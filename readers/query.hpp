@@ -4,35 +4,17 @@
 // per-group medians; optionally two values of one axis side by side (e.g.
 // eager vs compiled: speedup and memory reduction with bootstrap confidence
 // intervals) or a comparison with a baseline sweep that flags regressions
-// beyond noise. User input only ever reaches SQL as bound parameters or as
-// a name checked against the fixed lists below.
+// beyond noise, in the vocabulary of readers/vocabulary.hpp. The answers
+// are readers::Table values; the CLI renders them.
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "store/sqlite.hpp"
+#include "readers/table.hpp"
+#include "readers/vocabulary.hpp"
 
 namespace ts::readers {
-
-using store::Database;
-
-// Axes a query can filter and group by (docs/query.md lists them).
-const std::vector<std::string>& query_axes();
-// Metrics a query can report.
-const std::vector<std::string>& query_metrics();
-
-struct ResultFilter {
-  std::vector<std::string> sweeps;                         // ids, or names (the newest sweep of that name)
-  std::vector<std::string> tags;                           // results of every sweep carrying one of them
-  std::string since;                                       // ISO 8601 date or time: results received at or after it
-  std::string until;                                       // ISO 8601 date or time: results received before it
-  std::vector<std::pair<std::string, std::string>> where;  // axis = value, all must hold
-  bool include_failed = false;                             // also results whose status is not ok
-  // Which runs: those the sweep planned ("measurement", the default), the
-  // reruns of `torchsweep confirm` ("confirmation"), or "any".
-  std::string purpose = "measurement";
-};
 
 struct QueryOptions {
   ResultFilter filter;
@@ -52,11 +34,6 @@ struct QueryOptions {
   std::uint64_t seed = 0;              // of the bootstrap intervals
 };
 
-struct Table {
-  std::vector<std::string> columns;
-  std::vector<std::vector<nlohmann::json>> rows;  // numbers, strings or null
-};
-
 // Throws ts::InvalidInput naming the option of a bad axis, metric, filter or
 // comparison.
 Table query(Database& database, const QueryOptions& options);
@@ -70,17 +47,5 @@ Table export_results(Database& database, const ResultFilter& filter);
 std::string resolve_baseline(Database& database, const std::string& baseline, const ResultFilter& current);
 // The configuration keys (jobs.config_key) of the results that pass `filter`.
 std::vector<std::string> configurations_of(Database& database, const ResultFilter& filter);
-
-// The column index of `name` in `table`; throws std::out_of_range.
-std::size_t column_of(const Table& table, const std::string& name);
-// The rows as JSON objects keyed by column (what --format json prints).
-nlohmann::json row_objects(const Table& table);
-
-enum class Format { table, csv, json };
-Format parse_format(const std::string& text, const std::string& field);
-// `width` (table format only; 0: no limit) is the terminal's: a table wider
-// than it is printed in blocks of columns, each repeating the leading text
-// columns that name the row, so no line wraps.
-std::string render(const Table& table, Format format, std::size_t width = 0);
 
 }  // namespace ts::readers

@@ -6,6 +6,9 @@ TS_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 # later sessions on the same machine reuse it.
 TS_BUILDROOT=${TORCHSWEEP_BUILDROOT:-/var/lib/torchsweep/buildroot-trixie}
 TS_SUITE=trixie
+# The compiler cache every clone shares, inside the build root (or natively
+# on a Debian 13 host): outside any clone, so fresh clones and CI reuse it.
+TS_CCACHE_DIR=/var/cache/torchsweep/ccache
 TS_MIRROR=${TORCHSWEEP_MIRROR:-http://deb.debian.org/debian}
 # Overridden by scripts/cuda-compile-check for its own root.
 TS_COMPONENTS=${TORCHSWEEP_COMPONENTS:-main}
@@ -35,5 +38,6 @@ ts_mounts_below() {
   awk -v d="$dir" '$5 == d || index($5, d "/") == 1 {print $5}' /proc/self/mountinfo
 }
 
-ts_packages() { grep -v -e '^#' -e '^[[:space:]]*$' "$TS_PACKAGE_LIST"; }
+# The package names, without comments (a line may end in a tag: "NAME  # image").
+ts_packages() { sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$TS_PACKAGE_LIST" | grep -v '^$'; }
 ts_packages_stamp() { sha256sum "$TS_PACKAGE_LIST" | cut -d' ' -f1; }

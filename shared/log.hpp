@@ -1,10 +1,16 @@
 #pragma once
-// Levelled, timestamped log lines on stderr:
+// Levelled, timestamped log lines on stderr, written through spdlog in the
+// runner contract's format (schemas/runner_contract.json):
 //   2026-11-30T04:40:00.123Z INFO  worker: message
-// The level and program name are process-wide settings, set once in main.
-#include <sstream>
+// Messages are {fmt} format strings, checked at compile time: "{:.1f}" and
+// the other format specs are honoured. The level and program name are
+// process-wide settings, set once in main.
+#include <fmt/format.h>
+#include <fmt/std.h>
+
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace ts::log {
 
@@ -17,37 +23,26 @@ Level parse_level(std::string_view text);
 void set_program(std::string_view name);
 void write(Level level, std::string_view message);
 
-// Replaces each "{}" in `pattern` with the next argument, streamed.
 template <class... Args>
-std::string format(std::string_view pattern, const Args&... args) {
-  std::ostringstream out;
-  auto rest = pattern;
-  [[maybe_unused]] auto emit = [&](const auto& arg) {
-    const auto at = rest.find("{}");
-    if (at == std::string_view::npos) return;
-    out << rest.substr(0, at) << arg;
-    rest.remove_prefix(at + 2);
-  };
-  (emit(args), ...);
-  out << rest;
-  return out.str();
+std::string format(fmt::format_string<Args...> pattern, Args&&... args) {
+  return fmt::format(pattern, std::forward<Args>(args)...);
 }
 
 template <class... Args>
-void debug(std::string_view pattern, const Args&... args) {
-  if (level() <= Level::debug) write(Level::debug, format(pattern, args...));
+void debug(fmt::format_string<Args...> pattern, Args&&... args) {
+  if (level() <= Level::debug) write(Level::debug, fmt::format(pattern, std::forward<Args>(args)...));
 }
 template <class... Args>
-void info(std::string_view pattern, const Args&... args) {
-  if (level() <= Level::info) write(Level::info, format(pattern, args...));
+void info(fmt::format_string<Args...> pattern, Args&&... args) {
+  if (level() <= Level::info) write(Level::info, fmt::format(pattern, std::forward<Args>(args)...));
 }
 template <class... Args>
-void warn(std::string_view pattern, const Args&... args) {
-  if (level() <= Level::warn) write(Level::warn, format(pattern, args...));
+void warn(fmt::format_string<Args...> pattern, Args&&... args) {
+  if (level() <= Level::warn) write(Level::warn, fmt::format(pattern, std::forward<Args>(args)...));
 }
 template <class... Args>
-void error(std::string_view pattern, const Args&... args) {
-  if (level() <= Level::error) write(Level::error, format(pattern, args...));
+void error(fmt::format_string<Args...> pattern, Args&&... args) {
+  if (level() <= Level::error) write(Level::error, fmt::format(pattern, std::forward<Args>(args)...));
 }
 
 }  // namespace ts::log

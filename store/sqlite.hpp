@@ -44,6 +44,8 @@ class Database {
   Statement prepare(std::string_view sql);
   int64_t user_version();
   void set_user_version(int64_t version);
+  // Whether a transaction is open (false after SQLite rolled one back itself).
+  bool in_transaction() const noexcept;
   sqlite3* handle() const noexcept { return handle_.get(); }
 
  private:

@@ -3,7 +3,6 @@
 #include "shared/errors.hpp"
 #include "shared/job_fields.hpp"
 #include "shared/schema.hpp"
-#include "shared/statistics.hpp"
 #include "shared/timestamp.hpp"
 #include "store/migrations.hpp"
 
@@ -83,17 +82,6 @@ std::optional<int64_t> gpu_process_memory(const nlohmann::json& result) {
     highest = std::max(highest.value_or(0), static_cast<int64_t>(spread.at("max").get<double>()));
   }
   return highest;
-}
-
-// Whether warm-up reached the steady state, judged here so that one rule
-// holds for every runner: the first timed epoch may take at most 1.5 times
-// the median of the others. Nothing to judge with fewer than 2 epochs.
-std::optional<int64_t> warmup_insufficient(const nlohmann::json& result) {
-  if (!result.contains("timing")) return std::nullopt;
-  const auto epochs = result.at("timing").at("epoch_seconds").get<std::vector<double>>();
-  if (epochs.size() < 2) return std::nullopt;
-  const std::vector<double> rest(epochs.begin() + 1, epochs.end());
-  return epochs.front() > warmup_insufficient_ratio * stats::median(rest) ? 1 : 0;
 }
 
 }  // namespace
@@ -180,6 +168,7 @@ bool Store::insert_result(const nlohmann::json& result, const std::string& agent
   if (capture || first_iteration) compile = capture.value_or(0.0) + first_iteration.value_or(0.0);
   const auto memory = memory_figures(result);
   const auto noisy = optional_at<bool>(result, Pointer("/timing/noisy"));
+  const auto warmup_insufficient = optional_at<bool>(result, Pointer("/timing/warmup_insufficient"));
   const auto data = job_fields::get<nlohmann::json>(job, "data");
   const auto input_bound = optional_at<bool>(result, Pointer("/data/input_bound"));
   const auto throttled = optional_at<bool>(result, Pointer("/telemetry/throttled"));
@@ -204,7 +193,7 @@ bool Store::insert_result(const nlohmann::json& result, const std::string& agent
           optional_at<int64_t>(result, Pointer("/execution/fusion/fused_kernels")),
           optional_at<std::string>(result, Pointer("/execution/fallback_reason")),
           optional_at<std::string>(result, Pointer("/error")), utc_timestamp(), memory.field, memory.warmup_peak,
-          optional_at<int64_t>(result, Pointer("/memory/peak_reserved_bytes")), warmup_insufficient(result),
+          optional_at<int64_t>(result, Pointer("/memory/peak_reserved_bytes")), as_flag(warmup_insufficient),
           optional_at<double>(result, Pointer("/efficiency/flops_per_step")),
           optional_at<double>(result, Pointer("/efficiency/achieved_flops_per_s")),
           optional_at<double>(result, Pointer("/efficiency/peak_flops_per_s")),

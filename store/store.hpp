@@ -49,10 +49,6 @@ struct SweepSummary {
   nlohmann::json spec;
 };
 
-// A result's first timed epoch longer than this times the median of the
-// others is flagged warmup_insufficient (docs/methodology.md).
-inline constexpr double warmup_insufficient_ratio = 1.5;
-
 // The id of a sweep given by id, or by name (the newest of that name), in
 // any store connection.
 std::optional<std::string> find_sweep(Database& database, const std::string& id_or_name);

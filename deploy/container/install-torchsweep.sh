@@ -11,13 +11,15 @@ set -eu
 source=$1 prefix=$2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update
-# Debian 13 and Ubuntu 24.04 (NVIDIA's PyTorch images) name these alike.
-apt-get install -y --no-install-recommends cmake ninja-build g++ git pkg-config ca-certificates \
-  libboost-dev libssl-dev libsqlite3-dev nlohmann-json3-dev libvalijson-dev libcli11-dev libspdlog-dev \
-  libyaml-cpp-dev prometheus-cpp-dev libturbojpeg0-dev libjs-vega python3-dev python3-setuptools python3-jsonschema \
-  python3-safetensors python3-yaml python3-scipy iproute2 procps
+# The lines of the reference platform's list tagged for an image
+# (scripts/packages.txt): Debian 13 and Ubuntu 24.04 (NVIDIA's PyTorch
+# images) name them alike.
+image_packages() { grep -E "#[[:space:]]*$1\$" "$source/scripts/packages.txt" | cut -d' ' -f1; }
+# shellcheck disable=SC2046
+apt-get install -y --no-install-recommends $(image_packages image)
 # Multi-rank jobs need an MPI; an image that has one (HPC-X in NVIDIA's) keeps it.
-command -v mpicxx > /dev/null || apt-get install -y --no-install-recommends libopenmpi-dev openmpi-bin
+# shellcheck disable=SC2046
+command -v mpicxx > /dev/null || apt-get install -y --no-install-recommends $(image_packages image-mpi)
 torch_prefix=$(python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')
 cmake -S "$source" -B /tmp/torchsweep-build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" \
   -DCMAKE_PREFIX_PATH="$torch_prefix" -DTORCHSWEEP_BUILD_TESTS=OFF -DTORCHSWEEP_BUILD_BENCH=OFF

@@ -52,6 +52,27 @@ nlohmann::json to_json(const YAML::Node& node) {
   }
 }
 
+// schemas/sweep.schema.json's description of a top-level property.
+const nlohmann::json& property(const char* name) {
+  static const auto schema = nlohmann::json::parse(schema::text("sweep.schema.json"));
+  return schema.at("properties").at(name);
+}
+
+// A top-level field of `spec`, or the schema's default for it.
+template <class T>
+T value_or_default(const nlohmann::json& spec, const char* name) {
+  if (const auto found = spec.find(name); found != spec.end()) return found->get<T>();
+  return property(name).at("default").get<T>();
+}
+
+// The default of adaptive repeats' `min` (the object form of `repeats`).
+int64_t adaptive_min_default() {
+  for (const auto& form : property("repeats").at("oneOf")) {
+    if (form.value("type", "") == "object") return form.at("properties").at("min").at("default").get<int64_t>();
+  }
+  throw std::logic_error("sweep.schema.json: repeats has no object form");
+}
+
 // A job document with one field set, to check that field alone against the
 // job schema; the required fields get placeholders that are always valid.
 std::string field_problem(const std::string& key, const nlohmann::json& value) {
@@ -151,11 +172,56 @@ nlohmann::json parse_yaml(const std::string& text, const std::string& origin) {
 
 nlohmann::json read_document(const std::string& path) { return parse_yaml(json_io::read_text(path), path); }
 
-Sweep expand(const nlohmann::json& spec, const std::string& origin) {
+Sweep parse(const nlohmann::json& spec, const std::string& origin) {
   static const schema::Validator sweep_schema("sweep.schema.json");
   if (const auto problems = sweep_schema.problems(spec); !problems.empty()) {
     throw InvalidInput(problems.front().field, problems.front().expected, origin);
   }
+  const auto& axes = spec.at("axes");
+  Sweep sweep;
+  sweep.name = spec.at("name");
+  sweep.spec = spec;
+  sweep.tags = value_or_default<std::vector<std::string>>(spec, "tags");
+  if (const auto repeats = spec.find("repeats"); repeats != spec.end() && repeats->is_object()) {
+    // Adaptive: min rounds now; the coordinator adds the others (docs/sweeps.md).
+    AdaptiveRepeats rule;
+    rule.min = repeats->contains("min") ? repeats->at("min").get<int64_t>() : adaptive_min_default();
+    rule.max = repeats->at("max").get<int64_t>();
+    if (rule.max < rule.min) {
+      throw InvalidInput("repeats.max", "must be at least repeats.min (" + std::to_string(rule.min) + ")", origin);
+    }
+    rule.compare = repeats->at("until").at("compare").get<std::string>();
+    if (!axes.contains(rule.compare) || axes.at(rule.compare).size() != 2) {
+      throw InvalidInput("repeats.until.compare",
+                         "must name an axis with exactly two values, got '" + rule.compare + "'", origin);
+    }
+    rule.values = axes.at(rule.compare).get<std::vector<nlohmann::json>>();
+    rule.ci_half_width = repeats->at("until").at("ci_half_width").get<double>();
+    sweep.repeats = rule.min;
+    sweep.adaptive = std::move(rule);
+  } else {
+    sweep.repeats = value_or_default<int64_t>(spec, "repeats");
+  }
+  sweep.priority = value_or_default<int64_t>(spec, "priority");
+  sweep.max_attempts = value_or_default<int64_t>(spec, "max_attempts");
+  sweep.node_exclusive = value_or_default<bool>(spec, "node_exclusive");
+  sweep.pinned = value_or_default<std::string>(spec, "placement") == "pinned";
+  sweep.interleaved = value_or_default<std::string>(spec, "order") == "interleaved";
+  sweep.seed = value_or_default<uint64_t>(spec, "seed");
+  const auto requirements = value_or_default<nlohmann::json>(spec, "requirements");
+  const auto& requirement_properties = property("requirements").at("properties");
+  const auto requirement = [&]<class T>(const char* name, T) {
+    return requirements.contains(name) ? requirements.at(name).get<T>()
+                                       : requirement_properties.at(name).at("default").get<T>();
+  };
+  sweep.requirements.gpu_type = requirement("gpu_type", std::string());
+  sweep.requirements.min_gpu_memory_gb = requirement("min_gpu_memory_gb", 0.0);
+  sweep.requirements.labels = requirement("labels", std::map<std::string, std::string>());
+  return sweep;
+}
+
+Sweep expand(const nlohmann::json& spec, const std::string& origin) {
+  auto sweep = parse(spec, origin);
   const auto& axes = spec.at("axes");
   for (const auto& [key, values] : axes.items()) {
     for (std::size_t i = 0; i < values.size(); ++i) {
@@ -164,10 +230,10 @@ Sweep expand(const nlohmann::json& spec, const std::string& origin) {
       }
     }
   }
-  const auto fixed = spec.value("fixed", nlohmann::json::object());
+  const auto fixed = value_or_default<nlohmann::json>(spec, "fixed");
   check_fields(fixed, "fixed.", origin);
-  const auto excludes = spec.value("exclude", nlohmann::json::array());
-  const auto includes = spec.value("include", nlohmann::json::array());
+  const auto excludes = value_or_default<nlohmann::json>(spec, "exclude");
+  const auto includes = value_or_default<nlohmann::json>(spec, "include");
   for (std::size_t i = 0; i < excludes.size(); ++i)
     check_fields(excludes[i], "exclude[" + std::to_string(i) + "].", origin);
   for (std::size_t i = 0; i < includes.size(); ++i)
@@ -185,29 +251,6 @@ Sweep expand(const nlohmann::json& spec, const std::string& origin) {
     }
   }
 
-  Sweep sweep;
-  sweep.name = spec.at("name");
-  sweep.tags = spec.value("tags", std::vector<std::string>{});
-  sweep.spec = spec;
-  if (const auto repeats = spec.find("repeats"); repeats != spec.end() && repeats->is_object()) {
-    // Adaptive: min rounds now; the coordinator adds the others (docs/sweeps.md).
-    sweep.repeats = repeats->value("min", int64_t{3});
-    if (repeats->at("max").get<int64_t>() < sweep.repeats) {
-      throw InvalidInput("repeats.max", "must be at least repeats.min (" + std::to_string(sweep.repeats) + ")", origin);
-    }
-    const auto compare = repeats->at("until").at("compare").get<std::string>();
-    if (!axes.contains(compare) || axes.at(compare).size() != 2) {
-      throw InvalidInput("repeats.until.compare", "must name an axis with exactly two values, got '" + compare + "'",
-                         origin);
-    }
-  } else {
-    sweep.repeats = spec.value("repeats", int64_t{1});
-  }
-  sweep.priority = spec.value("priority", int64_t{0});
-  sweep.max_attempts = spec.value("max_attempts", int64_t{3});
-  sweep.node_exclusive = spec.value("node_exclusive", true);
-  sweep.placement = spec.value("placement", "spread");
-  sweep.requirements = spec.value("requirements", nlohmann::json::object());
   sweep.configurations = configurations.size();
 
   static const schema::Validator job_schema("job.schema.json");
@@ -234,12 +277,11 @@ Sweep expand(const nlohmann::json& spec, const std::string& origin) {
   // Each round of repeats in its own seeded shuffle (Fisher-Yates over
   // mt19937_64, whose sequence the standard fixes): the same sweep file
   // always gives the same order, and drift hits every configuration alike.
-  const bool interleaved = spec.value("order", "interleaved") == "interleaved";
-  std::mt19937_64 engine(spec.value("seed", uint64_t{0}));
+  std::mt19937_64 engine(sweep.seed);
   for (int64_t repeat = 0; repeat < sweep.repeats; ++repeat) {
     std::vector<std::size_t> order(documents.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    if (interleaved) {
+    if (sweep.interleaved) {
       for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[engine() % i]);
     }
     for (const auto index : order) {

@@ -1,7 +1,13 @@
 #pragma once
 // Sweep files (schemas/sweep.schema.json): loading YAML or JSON, validating,
-// and expanding the matrix into job documents in run order.
+// and parsing them once into one typed value (its defaults are the schema's
+// "default"s, spelled nowhere else), with the matrix expanded into job
+// documents in run order. The CLI, the coordinator's submit and its resume
+// after a restart all read a sweep through parse() or expand().
+#include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,18 +20,38 @@ struct PlannedJob {
   nlohmann::json document;  // a job document (schemas/job.schema.json) without job_id and attempt
 };
 
+// Where a sweep's jobs may run (`requirements`).
+struct Requirements {
+  std::string gpu_type;  // a substring of the GPU name; empty: any
+  double min_gpu_memory_gb{};
+  std::map<std::string, std::string> labels;
+};
+
+// Adaptive repeats (`repeats: {min, max, until}`, docs/sweeps.md): rounds of
+// each compared pair until its speedup's interval is narrow enough.
+struct AdaptiveRepeats {
+  int64_t min{}, max{};
+  std::string compare;                 // the axis whose two values are compared
+  std::vector<nlohmann::json> values;  // that axis's values, in the sweep's order: the first is the reference
+  double ci_half_width{};              // relative to the estimate
+};
+
+// Every member is set by parse(); none carries a default of its own.
 struct Sweep {
   std::string name;
   std::vector<std::string> tags;
-  nlohmann::json spec;  // the document as loaded
-  int64_t repeats = 1;  // expanded now: an adaptive sweep's `min`
-  int64_t priority = 0;
-  int64_t max_attempts = 3;
-  bool node_exclusive = true;
-  std::string placement = "spread";
-  nlohmann::json requirements = nlohmann::json::object();
-  std::vector<PlannedJob> jobs;
-  std::size_t configurations = 0;
+  nlohmann::json spec;                      // the document as loaded
+  int64_t repeats{};                        // expanded now: an adaptive sweep's `min`
+  std::optional<AdaptiveRepeats> adaptive;  // none: `repeats` is a plain count
+  int64_t priority{};
+  int64_t max_attempts{};
+  bool node_exclusive{};
+  bool pinned{};  // placement: pinned (else spread)
+  Requirements requirements;
+  bool interleaved{};  // order: interleaved (else grouped)
+  uint64_t seed{};
+  std::vector<PlannedJob> jobs;  // expand() only
+  std::size_t configurations{};  // expand() only
 };
 
 // Parses YAML (JSON is YAML too) into JSON; plain scalars become numbers,
@@ -34,8 +60,11 @@ struct Sweep {
 nlohmann::json read_document(const std::string& path);
 nlohmann::json parse_yaml(const std::string& text, const std::string& origin);
 
-// Validates `spec` and expands it. Errors name `origin`, the path inside the
-// document (e.g. axes.batch_size[2]) and what was expected.
+// Validates `spec` and reads its settings (everything but the jobs). Errors
+// name `origin`, the path inside the document (e.g. repeats.max) and what was
+// expected.
+Sweep parse(const nlohmann::json& spec, const std::string& origin);
+// parse(), then every job: errors name the axis values too (axes.batch_size[2]).
 Sweep expand(const nlohmann::json& spec, const std::string& origin);
 
 inline Sweep load(const std::string& path) { return expand(read_document(path), path); }

@@ -22,9 +22,10 @@ class Registry : public ::testing::Test {
                                                 sent_.push_back({agent, message});
                                               });
     const nlohmann::json document{{"model", "mlp"}, {"batch_size", 4}, {"timeout_s", 10}};
-    store_.add_sweep({"s", "demo", nlohmann::json::object(), {}, "me", 0, "2026-12-01T00:00:00.000Z"},
+    const nlohmann::json spec{{"name", "demo"}, {"axes", {{"model", {"mlp"}}}}};
+    store_.add_sweep({"s", "demo", spec, {}, "me", 0, "2026-12-01T00:00:00.000Z"},
                      {{"s/0", 0, "a", 0, "libtorch", 1, document, 2}});
-    registry_->add(*store_.job("s/0"), SweepSettings::from_spec(1, nlohmann::json::object()));
+    registry_->add(*store_.job("s/0"), SweepSettings::of(1, sweep::parse(spec, "test")));
   }
   // Commits the open batch: assignments and acknowledgements leave then.
   void commit() {

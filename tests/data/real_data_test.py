@@ -83,7 +83,7 @@ def check_sweep(args, work):
         assert data["images"] == counts["images"] + counts["corrupt"] + counts["not_jpeg"], data
         assert data["classes"] == 4 and data["workers"] == 2 and data["prefetch"] == 4, data
         assert len(data["epoch_input_stall_seconds"]) == 2, data
-        # The agent's judgement of every runner's stalls (agent/input_stalls).
+        # The agent's judgement of every runner's stalls (agent/judge/input_stalls).
         assert data["input_bound"] == (data["median_input_stall_fraction"] > result["job"]["input_bound_above"]), data
         assert 0 <= data["input_bound_epochs"] <= 2, data
         assert data["loader"].startswith(LOADERS[result["runner"]["name"]]), data

@@ -24,32 +24,18 @@ starts one agent per node, in that node's namespace. Then:
 import argparse
 import json
 import os
+import pathlib
 import shutil
-import signal
 import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
+from processes import free_port, stop, wait_until  # noqa: E402
 
 BRIDGE, CONTROLLER = "ts-sbridge", "10.233.0.1"
-
-
-def wait_until(condition, seconds, what):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.2)  # another process's state: no event to wait on
-    sys.exit(f"timed out after {seconds} s waiting for {what}")
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind((CONTROLLER, 0))
-        return probe.getsockname()[1]
 
 
 def ip(*argv):
@@ -92,7 +78,7 @@ class Cluster:
             "SlurmUser=root", "SlurmdUser=root",
             "AuthType=auth/munge", f"AuthInfo=socket={munge_socket}",
             "CredType=cred/munge",
-            f"SlurmctldPort={free_port()}", f"SlurmdPort={free_port()}",
+            f"SlurmctldPort={free_port(CONTROLLER)}", f"SlurmdPort={free_port(CONTROLLER)}",
             f"StateSaveLocation={self.work}/state", f"SlurmdSpoolDir={self.work}/spool-%n",
             f"SlurmctldPidFile={self.work}/slurmctld.pid", f"SlurmdPidFile={self.work}/slurmd-%n.pid",
             f"SlurmctldLogFile={self.work}/slurmctld.log", f"SlurmdLogFile={self.work}/slurmd-%n.log",
@@ -185,14 +171,7 @@ class Cluster:
         wait_until(lambda: (self.sweep(name) or {}).get("state") == "done", seconds, f"sweep {name} to finish")
 
     def stop(self):
-        for process in reversed(self.processes):
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        for process in reversed(self.processes):
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop(self.processes)
         subprocess.run(["ip", "link", "del", BRIDGE])
 
 

@@ -11,14 +11,15 @@ heartbeat ages, store size).
 import argparse
 import json
 import pathlib
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 import urllib.parse
 import urllib.request
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
+from processes import free_port, stop, wait_until  # noqa: E402
 
 ARGS = None
 SWEEP = """name: scrape
@@ -26,24 +27,6 @@ axes:
   batch_size: [4, 8]
 fixed: {model: mlp, input_size: 16, width: 32, depth: 2, epochs: 1, warmup: 1, iters: 2, threads: 1}
 """
-
-
-def wait_for(condition, what, timeout=60.0):
-    """Polls `condition` until it returns something true, or fails naming `what`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.2)
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def http_get(url):
@@ -69,13 +52,8 @@ class PrometheusScrape(unittest.TestCase):
         self.processes = []  # (name, process, log)
 
     def tearDown(self):
+        stop([process for _, process, _ in self.processes])
         for name, process, log in reversed(self.processes):
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
             log.close()
             # ctest shows this only when the test failed (--output-on-failure).
             tail = (self.folder / f"{name}.log").read_text().splitlines()[-15:]
@@ -105,19 +83,19 @@ class PrometheusScrape(unittest.TestCase):
                                    "--db", str(self.folder / "store.db"), "--port-file", str(self.folder / "port"),
                                    "--metrics-listen", "127.0.0.1:0",
                                    "--metrics-port-file", str(self.folder / "metrics-port"), "--heartbeat-s", "0.5"])
-        port = wait_for(lambda: self.read_file("port"), "the coordinator's port")
-        metrics_port = wait_for(lambda: self.read_file("metrics-port"), "the metrics port")
+        port = wait_until(lambda: self.read_file("port"), 60, "the coordinator's port")
+        metrics_port = wait_until(lambda: self.read_file("metrics-port"), 60, "the metrics port")
         metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
         self.start("agent", [ARGS.torchsweep, "agent", "--coordinator", f"127.0.0.1:{port}", "--name", "scrape-agent",
                              "--label", "pool=ci", "--no-default-runners", "--runner", f"libtorch={ARGS.worker}",
                              "--peak-probe", "off", "--work-dir", str(self.folder / "agent")])
-        wait_for(lambda: series_value(http_get(metrics_url), "torchsweep_agents_connected") == 1, "the agent")
+        wait_until(lambda: series_value(http_get(metrics_url), "torchsweep_agents_connected") == 1, 60, "the agent")
 
         (self.folder / "scrape.yaml").write_text(SWEEP)
         subprocess.run([ARGS.torchsweep, "submit", "--coordinator", f"127.0.0.1:{port}",
                         str(self.folder / "scrape.yaml")], check=True, capture_output=True, timeout=60)
-        text = wait_for(lambda: (lambda t: t if series_value(t, 'torchsweep_jobs_finished_total{state="done"}') == 2
-                                 else None)(http_get(metrics_url)), "two jobs done", timeout=180)
+        text = wait_until(lambda: (lambda t: t if series_value(t, 'torchsweep_jobs_finished_total{state="done"}') == 2
+                                   else None)(http_get(metrics_url)), 180, "two jobs done")
         checked = subprocess.run([ARGS.promtool, "check", "metrics"], input=text, capture_output=True, text=True)
         self.assertEqual(checked.returncode, 0, checked.stdout + checked.stderr)
         self.assertEqual(series_value(text, "torchsweep_results_ingested_total"), 2)
@@ -131,7 +109,7 @@ class PrometheusScrape(unittest.TestCase):
         self.start("prometheus", [ARGS.prometheus, f"--config.file={self.folder / 'prometheus.yml'}",
                                   f"--storage.tsdb.path={self.folder / 'tsdb'}",
                                   f"--web.listen-address=127.0.0.1:{self.prometheus_port}"])
-        ingested = wait_for(lambda: self.query("torchsweep_results_ingested_total"), "the first scrape", timeout=90)
+        ingested = wait_until(lambda: self.query("torchsweep_results_ingested_total"), 90, "the first scrape")
         self.assertEqual(ingested[0]["metric"]["job"], "torchsweep")
         self.assertEqual(float(ingested[0]["value"][1]), 2)
         self.assertEqual(float(self.query('torchsweep_agents_connected_by_label{label="pool=ci"}')[0]["value"][1]), 1)
@@ -149,8 +127,8 @@ class PrometheusScrape(unittest.TestCase):
         # A gone agent's series go with it.
         agent = next(process for name, process, _ in self.processes if name == "agent")
         agent.terminate()
-        text = wait_for(lambda: (lambda t: t if series_value(t, "torchsweep_agents_connected") == 0 else None)(
-            http_get(metrics_url)), "the agent's departure")
+        text = wait_until(lambda: (lambda t: t if series_value(t, "torchsweep_agents_connected") == 0 else None)(
+            http_get(metrics_url)), 60, "the agent's departure")
         self.assertNotIn("scrape-agent", text)
         self.assertNotIn("pool=ci", text)
 

@@ -4,6 +4,8 @@
 
 #include <sstream>
 
+#include "agent/judge/timing_summary.hpp"
+#include "cli/table_renderer.hpp"
 #include "readers/report.hpp"
 #include "shared/errors.hpp"
 #include "shared/timestamp.hpp"
@@ -101,7 +103,13 @@ TEST_F(QueryStore, AFirstEpochFarAboveTheOthersFlagsInsufficientWarmup) {
     SyntheticResult r;
     r.job_id = id;
     r.epoch_seconds = epochs;
-    results.push_back(make_result(r));
+    // The agent's warm-up judgement, as an agent sends it; the fixture's
+    // other figures (not noisy) stay as chosen.
+    auto document = make_result(r);
+    auto judged = document;
+    agent::summarize_timing(judged);
+    document["timing"]["warmup_insufficient"] = judged.at("timing").at("warmup_insufficient");
+    results.push_back(document);
   }
   store_.add_sweep({"w", "warm", nlohmann::json::object(), {}, "test", 0, "2026-11-30T00:00:00.000Z"}, jobs);
   store_.ingest_results(results, "agent");
@@ -253,7 +261,8 @@ TEST_F(QueryStore, BelowFiveRunsASideTheEstimateStandsWithoutAnInterval) {
   EXPECT_NEAR(mlp[column(table, "speedup")].get<double>(), 2.0, 1e-9);
   EXPECT_TRUE(mlp[column(table, "speedup_low")].is_null());
   EXPECT_TRUE(mlp[column(table, "memory_reduction_high")].is_null());
-  EXPECT_NE(render(table, Format::table).find("n too small"), std::string::npos) << render(table, Format::table);
+  EXPECT_NE(cli::render(table, cli::Format::table).find("n too small"), std::string::npos)
+      << cli::render(table, cli::Format::table);
 }
 
 TEST_F(QueryStore, CompareNamesItsMemoryFieldAndCanBeAskedForAnother) {
@@ -430,7 +439,7 @@ TEST_F(QueryStore, ScalingEfficiencyComparesEachRankCountWithOneRank) {
   EXPECT_NEAR(four[efficiency].get<double>(), 0.75, 1e-9);
   EXPECT_LE(four[efficiency + 1].get<double>(), 0.75);
   EXPECT_GE(four[efficiency + 2].get<double>(), 0.75);
-  EXPECT_NE(render(table, Format::table).find("scaling_efficiency [95% CI]"), std::string::npos);
+  EXPECT_NE(cli::render(table, cli::Format::table).find("scaling_efficiency [95% CI]"), std::string::npos);
 
   // Without several rank counts there is nothing to scale: no column.
   options.filter.sweeps = {"night-1"};
@@ -444,9 +453,9 @@ TEST_F(QueryStore, ExportIsOneFlatRowPerResult) {
   const auto table = export_results(store_.database(), filter);
   EXPECT_EQ(table.rows.size(), 24u);
   EXPECT_EQ(table.columns.front(), "job_id");
-  const auto csv = render(table, Format::csv);
+  const auto csv = cli::render(table, cli::Format::csv);
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 25);
-  const auto json = nlohmann::json::parse(render(table, Format::json));
+  const auto json = nlohmann::json::parse(cli::render(table, cli::Format::json));
   EXPECT_EQ(json.size(), 24u);
   EXPECT_EQ(json[0].at("sweep_id"), "night-1");
 }
@@ -480,12 +489,12 @@ TEST(QueryRender, CsvQuotesAndTableAlignsAndFactorsOutConstants) {
   const Table table{{"name", "value", "speedup", "speedup_low", "speedup_high"},
                     {{"a,b", 1.5, 2.0, 1.5, 2.5}, {"same \"quoted\"", 1.5, 1.0, 0.9, 1.1}}};
   EXPECT_EQ(
-      render(table, Format::csv),
+      cli::render(table, cli::Format::csv),
       "name,value,speedup,speedup_low,speedup_high\n\"a,b\",1.5,2,1.5,2.5\n\"same \"\"quoted\"\"\",1.5,1,0.9,1.1\n");
-  const auto text = render(table, Format::table);
+  const auto text = cli::render(table, cli::Format::table);
   EXPECT_NE(text.find("speedup [95% CI]"), std::string::npos) << text;
   EXPECT_NE(text.find("2 [1.5, 2.5]"), std::string::npos) << text;
-  EXPECT_THROW(parse_format("xml", "--format"), InvalidInput);
+  EXPECT_THROW(cli::parse_format("xml", "--format"), InvalidInput);
 }
 
 TEST(QueryRender, AWideTableFitsTheTerminalInBlocksThatRepeatTheRowNames) {
@@ -500,9 +509,9 @@ TEST(QueryRender, AWideTableFitsTheTerminalInBlocksThatRepeatTheRowNames) {
     table.columns.push_back("metric_number_" + std::to_string(metric));
     for (auto& row : table.rows) row.push_back(1234.5678 + metric);
   }
-  const auto unlimited = render(table, Format::table);
+  const auto unlimited = cli::render(table, cli::Format::table);
   ASSERT_GT(unlimited.find('\n'), 80u);  // one header line wider than the terminal
-  const auto fitted = render(table, Format::table, 80);
+  const auto fitted = cli::render(table, cli::Format::table, 80);
   std::size_t blocks = 0;
   std::istringstream lines(fitted);
   for (std::string line; std::getline(lines, line);) {

@@ -2,15 +2,19 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "shared/errors.hpp"
 
 namespace ts::log {
 namespace {
 
-TEST(Log, FormatSubstitutesInOrderAndKeepsExtraBraces) {
+TEST(Log, FormatSubstitutesInOrderAndHonoursFormatSpecs) {
   EXPECT_EQ(format("{} of {}", 3, "five"), "3 of five");
-  EXPECT_EQ(format("no args {}"), "no args {}");
   EXPECT_EQ(format("{}", "a{}b"), "a{}b");
+  EXPECT_EQ(format("{{}} stays {}", "literal"), "{} stays literal");
+  // The hand-made formatter ignored these ("{:.1f}" printed the double whole).
+  EXPECT_EQ(format("{:.1f}% of {:>4}", 12.345, 7), "12.3% of    7");
 }
 
 TEST(Log, ParsesLevelsAndRejectsOthers) {
@@ -27,6 +31,11 @@ TEST(Log, LinesCarryTimestampLevelAndProgram) {
   EXPECT_NE(line.find("WARN  unit: disk /tmp full"), std::string::npos) << line;
   EXPECT_EQ(line.substr(4, 1), "-");    // 2026-...
   EXPECT_EQ(line.substr(23, 2), "Z ");  // ...:00.123Z
+  EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1);
+  ::testing::internal::CaptureStderr();
+  error("boom");
+  debug("below the level: nothing");
+  EXPECT_NE(::testing::internal::GetCapturedStderr().find("Z ERROR unit: boom\n"), std::string::npos);
 }
 
 TEST(Log, LevelFiltersLowerMessages) {

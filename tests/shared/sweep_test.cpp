@@ -205,6 +205,55 @@ TEST(Sweep, ConfigurationsMissingARequiredFieldAreRefused) {
   EXPECT_EQ(refusal(spec), "axes");
 }
 
+TEST(Sweep, ParseFillsEverySettingFromTheSchemasDefaults) {
+  const auto sweep = parse(minimal(), "t.yaml");
+  EXPECT_EQ(sweep.name, "t");
+  EXPECT_TRUE(sweep.tags.empty());
+  EXPECT_EQ(sweep.repeats, 1);
+  EXPECT_FALSE(sweep.adaptive);
+  EXPECT_EQ(sweep.priority, 0);
+  EXPECT_EQ(sweep.max_attempts, 3);
+  EXPECT_TRUE(sweep.node_exclusive);
+  EXPECT_FALSE(sweep.pinned);
+  EXPECT_TRUE(sweep.interleaved);
+  EXPECT_EQ(sweep.seed, 0u);
+  EXPECT_EQ(sweep.requirements.gpu_type, "");
+  EXPECT_EQ(sweep.requirements.min_gpu_memory_gb, 0.0);
+  EXPECT_TRUE(sweep.requirements.labels.empty());
+  EXPECT_TRUE(sweep.jobs.empty());  // parse reads the settings; expand makes the jobs
+}
+
+TEST(Sweep, ParseReadsWhatTheFileSays) {
+  auto spec = minimal();
+  spec.update({{"priority", 5},
+               {"max_attempts", 1},
+               {"node_exclusive", false},
+               {"placement", "pinned"},
+               {"order", "grouped"},
+               {"seed", 7},
+               {"tags", {"nightly"}},
+               {"requirements", {{"gpu_type", "H100"}, {"labels", {{"rack", "b"}}}}},
+               {"repeats", {{"max", 9}, {"until", {{"compare", "mode"}, {"ci_half_width", 0.05}}}}}});
+  const auto sweep = parse(spec, "t.yaml");
+  EXPECT_EQ(sweep.priority, 5);
+  EXPECT_EQ(sweep.max_attempts, 1);
+  EXPECT_FALSE(sweep.node_exclusive);
+  EXPECT_TRUE(sweep.pinned);
+  EXPECT_FALSE(sweep.interleaved);
+  EXPECT_EQ(sweep.seed, 7u);
+  EXPECT_EQ(sweep.tags, std::vector<std::string>{"nightly"});
+  EXPECT_EQ(sweep.requirements.gpu_type, "H100");
+  EXPECT_EQ(sweep.requirements.min_gpu_memory_gb, 0.0);
+  EXPECT_EQ(sweep.requirements.labels.at("rack"), "b");
+  ASSERT_TRUE(sweep.adaptive);
+  EXPECT_EQ(sweep.adaptive->min, 3);  // the schema's default
+  EXPECT_EQ(sweep.repeats, 3);
+  EXPECT_EQ(sweep.adaptive->max, 9);
+  EXPECT_EQ(sweep.adaptive->compare, "mode");
+  EXPECT_EQ(sweep.adaptive->values, (std::vector<nlohmann::json>{"eager", "compiled"}));
+  EXPECT_DOUBLE_EQ(sweep.adaptive->ci_half_width, 0.05);
+}
+
 TEST(Yaml, PlainScalarsAreTypedAndQuotedOnesStayStrings) {
   const auto document = parse_yaml("a: 64\nb: '64'\nc: 1.5e-3\nd: true\ne: ~\nf: [x, 2]\n", "y");
   EXPECT_EQ(document["a"], 64);

@@ -1,0 +1,25 @@
+#include "agent/judge/judge.hpp"
+
+#include "agent/judge/efficiency.hpp"
+#include "agent/judge/input_stalls.hpp"
+#include "agent/judge/timing_summary.hpp"
+#include "shared/job_fields.hpp"
+
+namespace ts::agent {
+
+void judge(nlohmann::json& result, const JudgeInputs& inputs) {
+  if (result.value("status", std::string()) != "ok") return;
+  if (!result.contains("warnings")) result["warnings"] = nlohmann::json::array();
+  summarize_timing(result);
+  judge_input_stalls(result);
+  if (job_fields::get<int64_t>(result.at("job"), "warmup") == 0) {
+    result["warnings"].push_back(
+        "warmup is 0: only the first iteration (compilation) ran before the timed epochs; allocator growth and "
+        "tuning may still fall in them");
+  }
+  if (auto efficiency = efficiency_of(result, inputs.peak_flops, inputs.gpus)) {
+    result["efficiency"] = std::move(*efficiency);
+  }
+}
+
+}  // namespace ts::agent

@@ -1,0 +1,23 @@
+#include "runners/libtorch/data/synthetic_data.hpp"
+
+namespace ts::worker {
+
+SyntheticData::SyntheticData(int64_t batch_size, const std::vector<int64_t>& sample_shape, int64_t num_classes,
+                             int64_t batches, int64_t seed, const torch::Device& device) {
+  torch::manual_seed(static_cast<uint64_t>(seed));
+  std::vector<int64_t> shape{batch_size};
+  shape.insert(shape.end(), sample_shape.begin(), sample_shape.end());
+  const auto options = torch::TensorOptions().device(device);
+  for (int64_t i = 0; i < batches; ++i) {
+    batches_.push_back({torch::randn(shape, options.dtype(torch::kFloat)),
+                        torch::randint(num_classes, {batch_size}, options.dtype(torch::kLong))});
+  }
+}
+
+const Batch& SyntheticData::next() {
+  const auto& batch = batches_[position_];
+  position_ = (position_ + 1) % batches_.size();
+  return batch;
+}
+
+}  // namespace ts::worker

@@ -1,0 +1,102 @@
+#include "runners/libtorch/distributed/nccl_collective.hpp"
+
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include <stdexcept>
+
+#include "runners/libtorch/device.hpp"
+
+namespace ts::worker {
+namespace {
+
+void check(ncclResult_t result, const char* call) {
+  if (result != ncclSuccess) throw std::runtime_error(std::string(call) + " failed: " + ncclGetErrorString(result));
+}
+
+ncclDataType_t nccl_type_of(const torch::Tensor& tensor) {
+  if (!tensor.is_cuda()) throw Unsupported("the NCCL collective reduces CUDA tensors only");
+  if (!tensor.is_contiguous()) throw std::logic_error("NCCL collectives need contiguous tensors");
+  switch (tensor.scalar_type()) {
+    case torch::kFloat:
+      return ncclFloat32;
+    case torch::kDouble:
+      return ncclFloat64;
+    case torch::kHalf:
+      return ncclFloat16;
+    case torch::kBFloat16:
+      return ncclBfloat16;
+    case torch::kLong:
+      return ncclInt64;
+    case torch::kByte:
+      return ncclUint8;
+    default:
+      throw Unsupported(std::string("NCCL has no reduction for ") + std::string(c10::toString(tensor.scalar_type())) +
+                        " tensors");
+  }
+}
+
+class NcclPending final : public PendingCollective {
+ public:
+  NcclPending(at::cuda::CUDAEvent done, torch::Device device) : done_(std::move(done)), device_(device) {}
+  void wait() override { done_.block(c10::cuda::getCurrentCUDAStream(device_.index())); }
+  void poll() override {}  // NCCL progresses on the device by itself
+
+ private:
+  at::cuda::CUDAEvent done_;
+  torch::Device device_;
+};
+
+}  // namespace
+
+NcclCollective::NcclCollective(const World& world, torch::Device device)
+    : world_(world), device_(device), stream_(c10::cuda::getStreamFromPool(/*isHighPriority=*/true, device.index())) {
+  ncclUniqueId id;
+  if (world.rank() == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+  world.broadcast_bytes(&id, sizeof id, 0);
+  c10::cuda::CUDAGuard guard(device_);
+  check(ncclCommInitRank(&communicator_, world.size(), id, world.rank()), "ncclCommInitRank");
+}
+
+NcclCollective::~NcclCollective() {
+  stream_.synchronize();
+  ncclCommDestroy(communicator_);
+}
+
+std::unique_ptr<PendingCollective> NcclCollective::start_all_reduce_sum(const torch::Tensor& tensor) {
+  const auto type = nccl_type_of(tensor);
+  c10::cuda::CUDAGuard guard(device_);
+  at::cuda::CUDAEvent ready;
+  ready.record(c10::cuda::getCurrentCUDAStream(device_.index()));
+  ready.block(stream_);
+  auto& [start, end] =
+      timings_.emplace_back(at::cuda::CUDAEvent(cudaEventDefault), at::cuda::CUDAEvent(cudaEventDefault));
+  start.record(stream_);
+  check(ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), static_cast<std::size_t>(tensor.numel()), type, ncclSum,
+                      communicator_, stream_.stream()),
+        "ncclAllReduce");
+  end.record(stream_);
+  // The caching allocator must not hand the buffer out again before the
+  // communication stream is done with it.
+  c10::cuda::CUDACachingAllocator::recordStream(tensor.storage().data_ptr(), stream_);
+  at::cuda::CUDAEvent done;
+  done.record(stream_);
+  return std::make_unique<NcclPending>(std::move(done), device_);
+}
+
+void NcclCollective::broadcast(const torch::Tensor& tensor, int root) {
+  const auto type = nccl_type_of(tensor);
+  c10::cuda::CUDAGuard guard(device_);
+  check(ncclBroadcast(tensor.data_ptr(), tensor.data_ptr(), static_cast<std::size_t>(tensor.numel()), type, root,
+                      communicator_, c10::cuda::getCurrentCUDAStream(device_.index()).stream()),
+        "ncclBroadcast");
+}
+
+std::vector<double> NcclCollective::take_all_reduce_seconds() {
+  std::vector<double> seconds;
+  for (auto& [start, end] : timings_) seconds.push_back(start.elapsed_time(end) / 1000.0);
+  timings_.clear();
+  return seconds;
+}
+
+}  // namespace ts::worker

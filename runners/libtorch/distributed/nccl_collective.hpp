@@ -1,0 +1,39 @@
+#pragma once
+// Collectives on CUDA tensors through NCCL, bootstrapped the nccl-tests way:
+// rank 0 creates the ncclUniqueId, the world (MPI) broadcasts it, every rank calls
+// ncclCommInitRank on the GPU of its local rank. All-reduces run on a
+// communication stream of their own that first waits for the current
+// (compute) stream, so a bucket can be reduced while backward goes on.
+// Compiled only when CUDA LibTorch and NCCL were found (TORCHSWEEP_WITH_NCCL).
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAStream.h>
+#include <nccl.h>
+
+#include "runners/libtorch/distributed/collective.hpp"
+#include "runners/libtorch/distributed/world.hpp"
+
+namespace ts::worker {
+
+class NcclCollective final : public Collective {
+ public:
+  NcclCollective(const World& world, torch::Device device);
+  ~NcclCollective() override;
+  NcclCollective(const NcclCollective&) = delete;
+  NcclCollective& operator=(const NcclCollective&) = delete;
+
+  int rank() const override { return world_.rank(); }
+  int size() const override { return world_.size(); }
+  std::string backend() const override { return "nccl"; }
+  std::unique_ptr<PendingCollective> start_all_reduce_sum(const torch::Tensor& tensor) override;
+  void broadcast(const torch::Tensor& tensor, int root) override;
+  std::vector<double> take_all_reduce_seconds() override;
+
+ private:
+  const World& world_;
+  torch::Device device_;
+  ncclComm_t communicator_ = nullptr;
+  c10::cuda::CUDAStream stream_;
+  std::vector<std::pair<at::cuda::CUDAEvent, at::cuda::CUDAEvent>> timings_;  // start/end of each all-reduce
+};
+
+}  // namespace ts::worker

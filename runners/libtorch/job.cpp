@@ -1,0 +1,158 @@
+#include "runners/libtorch/job.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <thread>
+
+#include "runners/libtorch/models/registry.hpp"
+#include "shared/errors.hpp"
+#include "shared/job_fields.hpp"
+#include "shared/models/catalogue.hpp"
+#include "shared/schema.hpp"
+
+namespace ts::worker {
+namespace {
+
+template <class T>
+void read_optional(const nlohmann::json& document, const char* key, T& into) {
+  if (const auto found = document.find(key); found != document.end()) into = found->template get<T>();
+}
+
+}  // namespace
+
+int64_t cores_available() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+int64_t default_threads() {
+  const char* local_ranks = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const int64_t ranks = local_ranks != nullptr ? std::max(1, std::atoi(local_ranks)) : 1;
+  return std::max<int64_t>(1, cores_available() / ranks);
+}
+
+Job parse_job(const nlohmann::json& given) {
+  static const schema::Validator validator("job.schema.json");
+  validator.validate(given);
+  const auto document = job_fields::with_defaults(given);
+
+  Job job;
+  if (document.contains("job_id")) job.job_id = document.at("job_id").get<std::string>();
+  if (document.contains("sweep")) job.sweep = document.at("sweep").get<std::string>();
+  if (given.contains("dataset_size")) job.dataset_size = given.at("dataset_size").get<int64_t>();
+  if (document.contains("timeout_s")) job.timeout_s = document.at("timeout_s").get<double>();
+  for (auto [field, into] :
+       {std::pair{"initial_weights", &job.initial_weights}, {"reference_batch", &job.reference_batch}}) {
+    if (document.contains(field)) *into = document.at(field).get<std::string>();
+  }
+  job.model = document.at("model").get<std::string>();
+  job.batch_size = document.at("batch_size").get<int64_t>();
+  read_optional(document, "attempt", job.attempt);
+  read_optional(document, "runner", job.runner);
+  read_optional(document, "task", job.task);
+  read_optional(document, "mode", job.mode);
+  read_optional(document, "fallback", job.fallback);
+  read_optional(document, "precision", job.precision);
+  read_optional(document, "epochs", job.epochs);
+  read_optional(document, "warmup", job.warmup);
+  read_optional(document, "data_batches", job.data_batches);
+  read_optional(document, "device", job.device);
+  read_optional(document, "threads", job.threads);
+  read_optional(document, "interop_threads", job.interop_threads);
+  read_optional(document, "seed", job.seed);
+  read_optional(document, "optimizer", job.optimizer);
+  read_optional(document, "lr", job.lr);
+  read_optional(document, "momentum", job.momentum);
+  read_optional(document, "weight_decay", job.weight_decay);
+  read_optional(document, "loss_scale_initial", job.loss_scale_initial);
+  read_optional(document, "loss_scale_growth_interval", job.loss_scale_growth_interval);
+  read_optional(document, "gpus", job.gpus);
+  read_optional(document, "bucket_mb", job.bucket_mb);
+  read_optional(document, "overlap", job.overlap);
+  read_optional(document, "data_parallel", job.data_parallel);
+  read_optional(document, "hosts", job.hosts);
+  read_optional(document, "labels", job.labels);
+
+  models::check_data(document);
+  for (const char* field : {"data", "loader_workers", "prefetch", "on_corrupt", "input_bound_above"}) {
+    job.data_document[field] = document.at(field);
+  }
+  if (const auto& data = document.at("data"); data.is_object()) {
+    job.data = DataSpec{data.at("folder").get<std::string>(), data.value("path", data.at("folder").get<std::string>()),
+                        document.at("loader_workers").get<int64_t>(), document.at("prefetch").get<int64_t>(),
+                        document.at("on_corrupt").get<std::string>() == "fail"};
+  }
+  for (const char* knob : {"backend", "compile_mode", "dynamic", "fullgraph"}) {
+    if (given.contains(knob)) job.torch_compile_knobs.emplace_back(knob);
+  }
+  const auto& info = find_model(job.model);
+  job.model_config = info.defaults;
+  job.model_knobs = info.knobs;
+  for (const auto& knob : model_knobs()) {
+    if (!document.contains(knob.name)) continue;
+    const bool applies = std::find(info.knobs.begin(), info.knobs.end(), knob.name) != info.knobs.end();
+    if (applies) {
+      job.model_config.*knob.field = document.at(knob.name).get<int64_t>();
+    } else {
+      job.ignored_knobs.push_back(knob.name);
+    }
+  }
+  if (document.contains("iters")) {
+    job.iters = document.at("iters").get<int64_t>();
+  } else {
+    job.iters = std::max<int64_t>(1, document.at("dataset_size").get<int64_t>() / job.batch_size);
+  }
+  if (job.threads == 0) job.threads = default_threads();
+  return job;
+}
+
+nlohmann::json to_json(const Job& job) {
+  nlohmann::json out{{"schema_version", 1},
+                     {"attempt", job.attempt},
+                     {"runner", job.runner},
+                     {"model", job.model},
+                     {"task", job.task},
+                     {"mode", job.mode},
+                     {"fallback", job.fallback},
+                     {"precision", job.precision},
+                     {"batch_size", job.batch_size},
+                     {"epochs", job.epochs},
+                     {"warmup", job.warmup},
+                     {"iters", job.iters},
+                     {"data_batches", job.data_batches},
+                     {"device", job.device},
+                     {"threads", job.threads},
+                     {"interop_threads", job.interop_threads},
+                     {"seed", job.seed},
+                     {"optimizer", job.optimizer},
+                     {"lr", job.lr},
+                     {"momentum", job.momentum},
+                     {"weight_decay", job.weight_decay},
+                     {"loss_scale_initial", job.loss_scale_initial},
+                     {"loss_scale_growth_interval", job.loss_scale_growth_interval},
+                     {"gpus", job.gpus},
+                     {"bucket_mb", job.bucket_mb},
+                     {"overlap", job.overlap},
+                     {"data_parallel", job.data_parallel}};
+  out.update(job.data_document);
+  if (!job.hosts.empty()) out["hosts"] = job.hosts;
+  if (job.job_id) out["job_id"] = *job.job_id;
+  if (job.sweep) out["sweep"] = *job.sweep;
+  if (job.dataset_size) out["dataset_size"] = *job.dataset_size;
+  if (job.timeout_s) out["timeout_s"] = *job.timeout_s;
+  if (!job.labels.empty()) out["labels"] = job.labels;
+  if (job.initial_weights) out["initial_weights"] = *job.initial_weights;
+  if (job.reference_batch) out["reference_batch"] = *job.reference_batch;
+  for (const auto& knob : model_knobs()) {
+    if (std::find(job.model_knobs.begin(), job.model_knobs.end(), knob.name) != job.model_knobs.end()) {
+      out[knob.name] = job.model_config.*knob.field;
+    }
+  }
+  return out;
+}
+
+}  // namespace ts::worker

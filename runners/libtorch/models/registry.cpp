@@ -1,0 +1,63 @@
+#include "runners/libtorch/models/registry.hpp"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include "runners/libtorch/models/mlp.hpp"
+#include "runners/libtorch/models/resnet.hpp"
+#include "runners/libtorch/models/transformer.hpp"
+#include "shared/models/catalogue.hpp"
+
+namespace ts::worker {
+
+int64_t count_parameters(const torch::nn::Module& module) {
+  int64_t total = 0;
+  for (const auto& p : module.parameters()) total += p.numel();
+  return total;
+}
+
+const std::vector<ModelKnob>& model_knobs() {
+  static const std::vector<ModelKnob> knobs{
+      {"input_size", &ModelConfig::input_size}, {"num_classes", &ModelConfig::num_classes},
+      {"width", &ModelConfig::width},           {"depth", &ModelConfig::depth},
+      {"heads", &ModelConfig::heads},           {"seq_len", &ModelConfig::seq_len},
+  };
+  return knobs;
+}
+
+const std::vector<ModelInfo>& models() {
+  static const auto all = [] {
+    const std::map<std::string, std::function<Model(const ModelConfig&)>> builders{
+        {"resnet18", [](const ModelConfig& c) { return build_resnet(ResNetDepth::resnet18, c); }},
+        {"resnet50", [](const ModelConfig& c) { return build_resnet(ResNetDepth::resnet50, c); }},
+        {"mlp", build_mlp},
+        {"transformer", build_transformer},
+    };
+    std::vector<ModelInfo> infos;
+    for (const auto& spec : models::catalogue()) {
+      const auto builder = builders.find(spec.name);
+      if (builder == builders.end())
+        throw std::logic_error("schemas/models.json names '" + spec.name + "', which the worker cannot build");
+      ModelInfo info{spec.name, spec.description, {}, {}, builder->second};
+      for (const auto& [knob, value] : spec.defaults) {
+        const auto& knobs = model_knobs();
+        const auto field = std::find_if(knobs.begin(), knobs.end(), [&](const ModelKnob& k) { return k.name == knob; });
+        if (field == knobs.end()) throw std::logic_error("schemas/models.json: unknown knob '" + knob + "'");
+        info.knobs.push_back(knob);
+        info.defaults.*field->field = value;
+      }
+      infos.push_back(std::move(info));
+    }
+    return infos;
+  }();
+  return all;
+}
+
+const ModelInfo& find_model(std::string_view name) {
+  const auto& spec = models::find(name);  // the error listing the known names
+  // models() holds one entry for each model of the catalogue.
+  return *std::find_if(models().begin(), models().end(), [&](const ModelInfo& info) { return info.name == spec.name; });
+}
+
+}  // namespace ts::worker

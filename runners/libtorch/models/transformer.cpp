@@ -1,0 +1,67 @@
+#include "runners/libtorch/models/transformer.hpp"
+
+#include <cmath>
+
+#include "shared/errors.hpp"
+
+namespace ts::worker {
+
+namespace nn = torch::nn;
+
+namespace {
+// x @ W^T without the bias, which the caller adds inside its own chain.
+torch::Tensor weight_only(const torch::Tensor& x, const nn::Linear& linear) {
+  return torch::matmul(x, linear->weight.t());
+}
+}  // namespace
+
+EncoderBlockImpl::EncoderBlockImpl(int64_t width, int64_t heads_)
+    : heads(heads_),
+      ln1(register_module("ln1", nn::LayerNorm(nn::LayerNormOptions({width})))),
+      ln2(register_module("ln2", nn::LayerNorm(nn::LayerNormOptions({width})))),
+      qkv(register_module("qkv", nn::Linear(width, 3 * width))),
+      proj(register_module("proj", nn::Linear(width, width))),
+      fc1(register_module("fc1", nn::Linear(width, 4 * width))),
+      fc2(register_module("fc2", nn::Linear(4 * width, width))) {}
+
+torch::Tensor EncoderBlockImpl::forward(const torch::Tensor& x) {
+  const auto batch = x.size(0), seq = x.size(1), width = x.size(2);
+  const auto head_dim = width / heads;
+  auto q_k_v = qkv(ln1(x)).view({batch, seq, 3, heads, head_dim}).permute({2, 0, 3, 1, 4});
+  auto q = q_k_v[0], k = q_k_v[1], v = q_k_v[2];
+  auto scores = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(head_dim)));
+  auto attended = torch::matmul(torch::softmax(scores, -1), v).transpose(1, 2).reshape({batch, seq, width});
+  auto h = x + (weight_only(attended, proj) + proj->bias);
+  auto hidden = torch::gelu(weight_only(ln2(h), fc1) + fc1->bias);
+  return h + (weight_only(hidden, fc2) + fc2->bias);
+}
+
+TransformerImpl::TransformerImpl(int64_t seq_len, int64_t width, int64_t depth, int64_t heads, int64_t num_classes)
+    : blocks(register_module("blocks", nn::ModuleList())) {
+  // Built in the Python runners' order (blocks, final norm, head, positions),
+  // so the seeded generator hands both the same initial weights.
+  for (int64_t i = 0; i < depth; ++i) blocks->push_back(EncoderBlock(width, heads));
+  ln_final = register_module("ln_final", nn::LayerNorm(nn::LayerNormOptions({width})));
+  head = register_module("head", nn::Linear(width, num_classes));
+  positions = register_parameter("positions", torch::randn({seq_len, width}) * 0.02);
+}
+
+torch::Tensor TransformerImpl::forward(const torch::Tensor& x) {
+  auto h = x + positions;
+  for (const auto& block : *blocks) h = block->as<EncoderBlock>()->forward(h);
+  return head(ln_final(h).mean(1));
+}
+
+Model build_transformer(const ModelConfig& config) {
+  if (config.width % config.heads != 0) {
+    throw InvalidInput("heads",
+                       "must divide width (" + std::to_string(config.width) + "), got " + std::to_string(config.heads));
+  }
+  Transformer net(config.seq_len, config.width, config.depth, config.heads, config.num_classes);
+  return Model{net.ptr(),
+               [net](const torch::Tensor& x) mutable { return net->forward(x); },
+               {config.seq_len, config.width},
+               config.num_classes};
+}
+
+}  // namespace ts::worker

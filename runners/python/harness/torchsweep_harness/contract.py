@@ -1,0 +1,242 @@
+"""The worker contract of docs/worker.md for Python runners:
+
+    RUNNER --job FILE|- --out FILE|-      RUNNER --version | --list-models
+
+one job document in (schemas/job.schema.json), one result document out
+(schemas/result.schema.json), exit ok (0), invalid_input (2: invalid job, no
+result), run_failed (3: failed or unsupported, result written) or
+internal_error (1); the codes, the log-line and the progress-line formats
+are schemas/runner_contract.json's, read here as the C++ side reads them.
+"""
+import argparse
+import datetime
+import json
+import logging
+import os
+import pathlib
+import sys
+import tempfile
+
+import jsonschema
+
+from . import build_info, environment
+
+# Installed beside the binaries: bin/RUNNER, share/torchsweep/{python,schemas}.
+SCHEMA_DIR = pathlib.Path(os.environ.get("TORCHSWEEP_SCHEMAS", pathlib.Path(__file__).resolve().parents[2] / "schemas"))
+RUNNER_CONTRACT = json.loads((SCHEMA_DIR / "runner_contract.json").read_text())
+_EXIT_CODES = RUNNER_CONTRACT["exit_codes"]
+EXIT_OK, EXIT_INTERNAL = _EXIT_CODES["ok"], _EXIT_CODES["internal_error"]
+EXIT_INVALID, EXIT_FAILED = _EXIT_CODES["invalid_input"], _EXIT_CODES["run_failed"]
+MODEL_KNOBS = ("input_size", "num_classes", "width", "depth", "heads", "seq_len")
+# The result's execution.autocast_dtype of each job precision.
+AUTOCAST_DTYPES = {"fp32": None, "bf16": "bfloat16", "fp16": "float16"}
+
+
+class InvalidJob(Exception):
+    def __init__(self, field, problem):
+        super().__init__(f"{field}: {problem}" if field else problem)
+        self.field = field
+
+
+class Unsupported(Exception):
+    """The job is valid but this machine or framework cannot run it."""
+
+
+def utc_now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+class _ContractFormatter(logging.Formatter):
+    """TIMESTAMP LEVEL PROGRAM: MESSAGE, as schemas/runner_contract.json
+    spells it (the agent quotes a failed runner's last ERROR line)."""
+    LINE = RUNNER_CONTRACT["log_line"]
+    NAMES = dict(zip((logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR), LINE["levels"]))
+
+    def format(self, record):
+        stamp = datetime.datetime.fromtimestamp(record.created, datetime.timezone.utc)
+        level = self.NAMES.get(record.levelno, self.LINE["failure_level"]).ljust(self.LINE["level_width"])
+        return (f"{stamp.strftime('%Y-%m-%dT%H:%M:%S.%f')[:-3]}Z {level} {record.name}"
+                f"{self.LINE['program_separator']}{record.getMessage()}")
+
+
+def logger(program):
+    """The runner's logger: Python's logging, on stderr in the contract's line format."""
+    log = logging.getLogger(program)
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(_ContractFormatter())
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+        log.propagate = False
+    return log
+
+
+def schema(name):
+    return json.loads((SCHEMA_DIR / name).read_text())
+
+
+def model_catalogue():
+    """schemas/models.json: each model's knobs and their defaults."""
+    return {name: entry for name, entry in schema("models.json").items() if not name.startswith("$")}
+
+
+def job_defaults():
+    """The "default" of every property of schemas/job.schema.json."""
+    return {name: spec["default"] for name, spec in schema("job.schema.json")["properties"].items()
+            if "default" in spec}
+
+
+def validate_job(document):
+    """Raises InvalidJob naming the first offending field."""
+    validator = jsonschema.Draft7Validator(schema("job.schema.json"))
+    error = next(iter(sorted(validator.iter_errors(document), key=lambda e: [str(part) for part in e.path])), None)
+    if error is not None:
+        raise InvalidJob(".".join(str(part) for part in error.path), error.message)
+
+
+def resolve_job(document, runner_name):
+    """The job with every default resolved, and the knobs given that its
+    model does not read (reported as warnings)."""
+    validate_job(document)
+    job = dict(job_defaults(), runner=runner_name)
+    job.update(document)
+    catalogue = model_catalogue()
+    if job["model"] not in catalogue:
+        raise InvalidJob("model", f"unknown model '{job['model']}'; known models: " + ", ".join(sorted(catalogue)))
+    model_defaults = catalogue[job["model"]]["defaults"]
+    ignored = [knob for knob in MODEL_KNOBS if knob in document and knob not in model_defaults]
+    for knob, value in model_defaults.items():
+        job[knob] = document.get(knob, value)
+    for knob in ignored:
+        del job[knob]
+    if isinstance(job["data"], dict) and catalogue[job["model"]]["inputs"] != "images":
+        image_models = ", ".join(name for name, entry in sorted(catalogue.items()) if entry["inputs"] == "images")
+        raise InvalidJob("data", f"imagefolder data needs a model that reads images ({image_models}); "
+                                 f"'{job['model']}' reads {catalogue[job['model']]['inputs']}")
+    if job["data_parallel"] == "always":
+        raise InvalidJob("data_parallel", "always (the one-rank data-parallel path) is the LibTorch worker's; "
+                                          "this runner trains in one process without collectives")
+    if job["model"] == "transformer" and job["width"] % job["heads"] != 0:
+        raise InvalidJob("heads", f"must divide width ({job['width']}), got {job['heads']}")
+    if "dataset_size" not in document:
+        del job["dataset_size"]  # resolved into iters; echoed only when given
+    if "iters" not in document:
+        job["iters"] = max(1, document.get("dataset_size", job_defaults()["dataset_size"]) // job["batch_size"])
+    if job["threads"] == 0:
+        job["threads"] = len(os.sched_getaffinity(0))
+    return job, ignored
+
+
+def write_result(path, document):
+    text = json.dumps(document, indent=2) + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    # Atomically: a reader never sees half a document.
+    directory = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".result-")
+    with os.fdopen(handle, "w") as out:
+        out.write(text)
+    os.replace(temporary, path)
+
+
+def report_progress(epoch, epochs, seconds):
+    """One line per timed epoch in $TORCHSWEEP_PROGRESS_FILE (docs/worker.md)."""
+    spelled = RUNNER_CONTRACT["progress"]
+    path = os.environ.get(spelled["environment_variable"])
+    if path:
+        with open(path, "a") as progress:
+            progress.write(json.dumps(dict(zip(spelled["fields"], (epoch, epochs, seconds)))) + "\n")
+
+
+class Framework:
+    """What a runner adds to the harness."""
+    MODES = ("eager", "compiled")  # the job modes it runs
+    PRECISIONS = ("fp32", "bf16", "fp16")  # the job precisions it runs (fp16: on CUDA)
+
+    def versions(self):
+        """{"torch": "2.6.0", "cuda": None}: the --version line, framework first."""
+        raise NotImplementedError
+
+    def run(self, job, result):
+        """Runs the resolved job, filling result's execution, timing, loss and
+        memory; raises Unsupported for what cannot run here."""
+        raise NotImplementedError
+
+    def context(self):
+        """The framework's part of the result context."""
+        raise NotImplementedError
+
+
+def main(argv, name, make_framework):
+    """The contract around the framework of runner `name`; `make_framework`
+    is called once the job is valid, so a bad job costs no framework import."""
+    parser = argparse.ArgumentParser(prog=f"torchsweep-{name}",
+                                     description=f"torchsweep's {name} runner (the worker contract, docs/worker.md)")
+    parser.add_argument("--job", help="job document (FILE, or - for stdin)")
+    parser.add_argument("--out", help="where the result document goes (FILE, or - for stdout)")
+    parser.add_argument("--version", action="store_true", help="print the versions and exit")
+    parser.add_argument("--list-models", action="store_true", help="print the models this runner runs and exit")
+    try:
+        arguments = parser.parse_args(argv)
+    except SystemExit as exit_request:
+        return EXIT_OK if exit_request.code == 0 else EXIT_INVALID
+    if arguments.list_models:
+        # The worker's layout: a header, then one model a line, its name first.
+        print(f"{'model':<12} description (defaults)")
+        for model, entry in sorted(model_catalogue().items()):
+            print(f"{model:<12} {entry['description']} {json.dumps(entry['defaults'])}")
+        return EXIT_OK
+    if arguments.version:
+        framework = make_framework()
+        print(f"{parser.prog} {build_info.VERSION} ({build_info.COMMIT})")
+        print(" ".join(f"{name} {version or 'none'}" for name, version in framework.versions().items()))
+        # What it runs: read by agents for their capabilities, checked at submit.
+        print("modes " + " ".join(framework.MODES))
+        print("precisions " + " ".join(framework.PRECISIONS))
+        return EXIT_OK
+    log = logger(parser.prog)
+    if not arguments.job or not arguments.out:
+        log.error("--job and --out are required")
+        return EXIT_INVALID
+    try:
+        text = sys.stdin.read() if arguments.job == "-" else open(arguments.job).read()
+        document = json.loads(text)
+        if not isinstance(document, dict):
+            raise InvalidJob("", "the job document must be a JSON object")
+        job, ignored = resolve_job(document, name)
+    except (OSError, ValueError) as error:
+        log.error(f"invalid job: {arguments.job}: {error}")
+        return EXIT_INVALID
+    except InvalidJob as error:
+        log.error(f"invalid job: {error}")
+        return EXIT_INVALID
+
+    framework = make_framework()
+    result = {"schema_version": 1, "status": "ok", "runner": {"name": name, "version": build_info.VERSION},
+              "job": job, "warnings": [f"knob '{k}' does not apply to model '{job['model']}' and was ignored"
+                                       for k in ignored], "started_at": utc_now()}
+    try:
+        framework.run(job, result)
+    except Unsupported as error:
+        result.update(status="unsupported", error=str(error))
+    except Exception as error:  # noqa: BLE001 - the job failed; the result says why
+        result.update(status="failed", error=f"{type(error).__name__}: {error}")
+    if result["status"] != "ok":
+        for section in ("execution", "timing", "loss", "memory"):
+            result.pop(section, None)
+        log.error(f"job {result['status']}: {result['error']}")
+    result["context"] = dict(environment.host_context(), **framework.context())
+    result["finished_at"] = utc_now()
+    write_result(arguments.out, result)
+    return EXIT_OK if result["status"] == "ok" else EXIT_FAILED
+
+
+def run_main(name, make_framework):
+    """The program's entry point: main() with the contract's exit 1 for
+    anything the harness did not expect."""
+    try:
+        sys.exit(main(sys.argv[1:], name, make_framework))
+    except Exception as error:  # noqa: BLE001 - the contract's exit 1
+        logger(os.path.basename(sys.argv[0])).error(f"internal error: {type(error).__name__}: {error}")
+        sys.exit(EXIT_INTERNAL)

@@ -1,0 +1,438 @@
+#!/usr/bin/env python3
+"""torchsweep-torch-compile: the torch.compile runner.
+
+Honours the worker contract of docs/worker.md exactly like torchsweep-worker,
+through the harness every Python runner shares (torchsweep_harness, installed
+in share/torchsweep/python beside the binaries): the same job document, result
+document, exit codes and methodology. What is its own: PyTorch's models (the
+worker's, torchvision's ResNets when torchvision is installed), its step in
+eager mode or under torch.compile (TorchInductor by default), CUDA events and
+the caching allocator's peaks on a GPU.
+"""
+
+import math
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), os.pardir, "share", "torchsweep",
+                                "python"))
+from torchsweep_harness.contract import AUTOCAST_DTYPES, Framework, Unsupported, logger, run_main  # noqa: E402
+from torchsweep_harness import data, start_state  # noqa: E402
+from torchsweep_harness.measure import (ExperimentBase, HostClock, RssProbe, measure, prepare,  # noqa: E402,F401
+                                        timed_epochs)  # timed_epochs: for the tests of its clocks
+
+RUNNER_NAME = "torch-compile"
+log = logger("torch-compile")
+
+
+# ---- models -------------------------------------------------------------------------------------------
+
+def build_model(torch, job):
+    nn = torch.nn
+    F = torch.nn.functional
+
+    class Mlp(nn.Module):
+        def __init__(self, input_size, width, depth, num_classes):
+            super().__init__()
+            self.hidden = nn.ModuleList(nn.Linear(input_size if i == 0 else width, width) for i in range(depth))
+            self.head = nn.Linear(width, num_classes)
+
+        def forward(self, x):
+            for layer in self.hidden:
+                x = F.gelu(layer(x))
+            return self.head(x)
+
+    class EncoderBlock(nn.Module):
+        # The LibTorch worker's pre-norm block, operation for operation.
+        def __init__(self, width, heads):
+            super().__init__()
+            self.heads = heads
+            self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
+            self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
+            self.fc1, self.fc2 = nn.Linear(width, 4 * width), nn.Linear(4 * width, width)
+
+        def forward(self, x):
+            batch, seq, width = x.shape
+            head_dim = width // self.heads
+            q, k, v = self.qkv(self.ln1(x)).view(batch, seq, 3, self.heads, head_dim).permute(2, 0, 3, 1, 4)
+            scores = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(head_dim))
+            attended = torch.matmul(torch.softmax(scores, -1), v).transpose(1, 2).reshape(batch, seq, width)
+            h = x + self.proj(attended)
+            return h + self.fc2(F.gelu(self.fc1(self.ln2(h))))
+
+    class Transformer(nn.Module):
+        def __init__(self, seq_len, width, depth, heads, num_classes):
+            super().__init__()
+            self.blocks = nn.ModuleList(EncoderBlock(width, heads) for _ in range(depth))
+            self.ln_final = nn.LayerNorm(width)
+            self.head = nn.Linear(width, num_classes)
+            self.positions = nn.Parameter(torch.randn(seq_len, width) * 0.02)
+
+        def forward(self, x):
+            h = x + self.positions
+            for block in self.blocks:
+                h = block(h)
+            return self.head(self.ln_final(h).mean(1))
+
+    name = job["model"]
+    if name == "mlp":
+        model = Mlp(job["input_size"], job["width"], job["depth"], job["num_classes"])
+    elif name == "transformer":
+        model = Transformer(job["seq_len"], job["width"], job["depth"], job["heads"], job["num_classes"])
+    else:
+        model = build_resnet(torch, name, job["num_classes"])
+    return model, start_state.torch_sample_shape(job)
+
+
+def build_resnet(torch, name, num_classes):
+    try:
+        import torchvision
+        return getattr(torchvision.models, name)(weights=None, num_classes=num_classes)
+    except ImportError:
+        pass
+    # torchvision's ResNet v1.5 (stride on the 3x3 of a bottleneck), for hosts without torchvision.
+    nn = torch.nn
+
+    def conv3x3(cin, cout, stride=1):
+        return nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+
+    class Basic(nn.Module):
+        expansion = 1
+
+        def __init__(self, cin, width, stride, downsample):
+            super().__init__()
+            self.conv1, self.bn1 = conv3x3(cin, width, stride), nn.BatchNorm2d(width)
+            self.conv2, self.bn2 = conv3x3(width, width), nn.BatchNorm2d(width)
+            self.relu, self.downsample = nn.ReLU(inplace=True), downsample
+
+        def forward(self, x):
+            out = self.relu(self.bn1(self.conv1(x)))
+            out = self.bn2(self.conv2(out))
+            return self.relu(out + (self.downsample(x) if self.downsample is not None else x))
+
+    class Bottleneck(nn.Module):
+        expansion = 4
+
+        def __init__(self, cin, width, stride, downsample):
+            super().__init__()
+            self.conv1, self.bn1 = nn.Conv2d(cin, width, 1, bias=False), nn.BatchNorm2d(width)
+            self.conv2, self.bn2 = conv3x3(width, width, stride), nn.BatchNorm2d(width)
+            self.conv3, self.bn3 = nn.Conv2d(width, width * 4, 1, bias=False), nn.BatchNorm2d(width * 4)
+            self.relu, self.downsample = nn.ReLU(inplace=True), downsample
+
+        def forward(self, x):
+            out = self.relu(self.bn1(self.conv1(x)))
+            out = self.relu(self.bn2(self.conv2(out)))
+            out = self.bn3(self.conv3(out))
+            return self.relu(out + (self.downsample(x) if self.downsample is not None else x))
+
+    class ResNet(nn.Module):
+        def __init__(self, block, layers):
+            super().__init__()
+            self.inplanes = 64
+            self.conv1, self.bn1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64)
+            self.relu, self.maxpool = nn.ReLU(inplace=True), nn.MaxPool2d(3, 2, 1)
+            self.layer1 = self._layer(block, 64, layers[0], 1)
+            self.layer2 = self._layer(block, 128, layers[1], 2)
+            self.layer3 = self._layer(block, 256, layers[2], 2)
+            self.layer4 = self._layer(block, 512, layers[3], 2)
+            self.avgpool, self.fc = nn.AdaptiveAvgPool2d(1), nn.Linear(512 * block.expansion, num_classes)
+            # torchvision's initialisation, in its order: the same seed then gives the same weights.
+            for module in self.modules():
+                if isinstance(module, nn.Conv2d):
+                    nn.init.kaiming_normal_(module.weight, mode="fan_out", nonlinearity="relu")
+                elif isinstance(module, nn.BatchNorm2d):
+                    nn.init.constant_(module.weight, 1)
+                    nn.init.constant_(module.bias, 0)
+
+        def _layer(self, block, width, count, stride):
+            downsample = None
+            if stride != 1 or self.inplanes != width * block.expansion:
+                downsample = nn.Sequential(nn.Conv2d(self.inplanes, width * block.expansion, 1, stride, bias=False),
+                                           nn.BatchNorm2d(width * block.expansion))
+            layers = [block(self.inplanes, width, stride, downsample)]
+            self.inplanes = width * block.expansion
+            layers += [block(self.inplanes, width, 1, None) for _ in range(1, count)]
+            return nn.Sequential(*layers)
+
+        def forward(self, x):
+            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+            return self.fc(torch.flatten(self.avgpool(x), 1))
+
+    return ResNet(Basic, [2, 2, 2, 2]) if name == "resnet18" else ResNet(Bottleneck, [3, 4, 6, 3])
+
+
+# ---- measurement ----------------------------------------------------------------------------------------
+
+class DataLoaderPipeline:
+    """imagefolder data as PyTorch's users read it: torchvision's ImageFolder
+    with the ImageNet training transforms (schemas/transforms.json) and a
+    DataLoader of worker processes, pinned memory on CUDA, batches copied to
+    the device without blocking."""
+    name = "torchvision.datasets.ImageFolder + torch.utils.data.DataLoader"
+
+    def __init__(self, torch, job, device, tree, corrupt):
+        import torchvision
+        from torchvision import transforms as T
+        figures = data.transforms()
+        crop, normalize = figures["random_resized_crop"], figures["normalize"]
+        folder = torchvision.datasets.ImageFolder(tree.folder, loader=data.decode_jpeg, is_valid_file=data.is_jpeg_name,
+                                                  transform=T.Compose([
+                                                      T.RandomResizedCrop(job["input_size"], scale=crop["scale"],
+                                                                          ratio=crop["ratio"], antialias=True),
+                                                      T.RandomHorizontalFlip(figures["horizontal_flip"]),
+                                                      T.ToTensor(), T.Normalize(normalize["mean"], normalize["std"])]))
+        self.torch, self.device, self.corrupt = torch, device, corrupt
+        self.workers, self.prefetch = job["loader_workers"], job["prefetch"]
+        self.source = data.SkippingSource(folder.__getitem__, [path for path, _ in folder.samples], corrupt.fail)
+        self.options = dict(batch_size=job["batch_size"], shuffle=True, drop_last=True, num_workers=self.workers,
+                            prefetch_factor=-(-self.prefetch // self.workers), persistent_workers=True,
+                            pin_memory=device.type == "cuda")
+        self.seed = job["seed"]
+
+    def batches(self):
+        torch = self.torch
+        loader = torch.utils.data.DataLoader(self.source, generator=torch.Generator().manual_seed(self.seed),
+                                             **self.options)
+        while True:
+            for inputs, targets, skipped in loader:
+                data.count_skipped(self.corrupt, skipped)
+                yield inputs.to(self.device, non_blocking=True), targets.to(self.device, non_blocking=True)
+
+
+class Experiment(ExperimentBase):
+    def __init__(self, torch, job, compiled, feed=None):
+        self.torch, self.job, self.compiled = torch, job, compiled
+        self.device = torch.device(job["device"])
+        if self.device.type == "cuda" and not torch.cuda.is_available():
+            raise Unsupported(f"device {job['device']}: CUDA is not available here")
+        if job["precision"] == "fp16" and self.device.type != "cuda":
+            raise Unsupported("fp16 (float16 autocast with loss scaling) runs on CUDA only")
+        torch.manual_seed(job["seed"])
+        self.model, sample_shape = build_model(torch, job)
+        weights = start_state.initial_weights(job)
+        if weights is not None:
+            try:  # strict: every parameter and buffer, nothing left over, shapes checked
+                self.model.load_state_dict({name: torch.from_numpy(array) for name, array in weights.items()})
+            except RuntimeError as error:
+                raise RuntimeError(f"initial_weights: {job['initial_weights']}: {error}") from error
+        self.model.to(self.device)
+        self.parameters = sum(p.numel() for p in self.model.parameters())
+        # As the worker's: the same seed must give the same initial weights.
+        self.initial_parameter_l1 = sum(p.detach().double().abs().sum().item() for p in self.model.parameters())
+        torch.manual_seed(job["seed"] + 1)
+        shape = (job["batch_size"],) + tuple(sample_shape)
+        self.feed = feed
+        self.batches = [] if feed else [(torch.randn(shape, device=self.device),
+                                         torch.randint(job["num_classes"], (job["batch_size"],), device=self.device))
+                                        for _ in range(job["data_batches"])]
+        reference = start_state.reference_batch(job)
+        if reference is not None:
+            self.reference = tuple(torch.from_numpy(array).to(self.device) for array in reference)
+        self.train = job["task"] == "train"
+        self.model.train(self.train)
+        if self.train:
+            if job["optimizer"] == "adamw":
+                self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=job["lr"],
+                                                   weight_decay=job["weight_decay"])
+            else:
+                self.optimizer = torch.optim.SGD(self.model.parameters(), lr=job["lr"], momentum=job["momentum"],
+                                                 weight_decay=job["weight_decay"])
+        self.autocast_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(job["precision"])
+        self.scaler = torch.amp.GradScaler("cuda", init_scale=job["loss_scale_initial"],
+                                           growth_interval=job["loss_scale_growth_interval"]) \
+            if job["precision"] == "fp16" and self.train else None
+        self.initial_scale = self.scaler.get_scale() if self.scaler else None
+        self.skipped_steps = 0
+        self.forward = self.model
+        if compiled:
+            self.forward = torch.compile(self.model, backend=job["backend"], mode=job["compile_mode"],
+                                         dynamic=job["dynamic"], fullgraph=job["fullgraph"])
+
+    def loss_of(self, output, targets):
+        return self.torch.nn.functional.cross_entropy(output.float(), targets)
+
+    def step(self, batch=None):
+        """One step on `batch` (the next of the cycled batches when None)."""
+        torch = self.torch
+        inputs, targets = batch if batch is not None else self.next_batch()
+        autocast = torch.autocast(self.device.type, dtype=self.autocast_dtype, enabled=self.autocast_dtype is not None)
+        if self.train:
+            self.optimizer.zero_grad(set_to_none=True)
+            with autocast:
+                loss = self.loss_of(self.forward(inputs), targets)
+            if self.scaler:
+                self.scaler.scale(loss).backward()
+                self.scaler.step(self.optimizer)
+                scale = self.scaler.get_scale()
+                self.scaler.update()
+                # A step with inf/nan gradients is skipped and the scale backs off.
+                self.skipped_steps += self.scaler.get_scale() < scale
+            else:
+                loss.backward()
+                self.optimizer.step()
+            output = loss.detach()
+        else:
+            with torch.no_grad(), autocast:
+                output = self.forward(inputs)
+        return output, targets
+
+    def evaluate(self, batch):
+        """The eval-mode loss of `batch`, through the module as written (an
+        eval-mode call of the compiled one would compile again)."""
+        inputs, targets = batch
+        self.model.eval()
+        with self.torch.no_grad():
+            loss = float(self.loss_of(self.model(inputs), targets))
+        self.model.train(self.train)
+        return loss
+
+    def loss_value(self, output, targets):
+        with self.torch.no_grad():
+            return float(output if self.train else self.loss_of(output, targets))
+
+    def synchronize(self):
+        if self.device.type == "cuda":
+            self.torch.cuda.synchronize(self.device)
+
+
+
+class CudaEventClock:
+    """The worker's CudaStepClock: a device synchronisation and a host clock
+    read at each epoch boundary, steps timed by CUDA event pairs recorded on
+    the stream without synchronising. The events are made (and recorded once)
+    before the timed epochs, never inside them."""
+    name = "cuda_events"
+
+    def __init__(self, torch, device, steps, now=time.perf_counter):
+        self.torch, self.device, self.now = torch, device, now
+        self.events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                       for _ in range(steps)]
+        for start, end in self.events:
+            start.record()
+            end.record()
+        torch.cuda.synchronize(device)
+
+    def begin_epoch(self):
+        self.torch.cuda.synchronize(self.device)
+        self.index, self.epoch_start = 0, self.now()
+
+    def begin_step(self):
+        self.events[self.index][0].record()
+
+    def end_step(self):
+        self.events[self.index][1].record()
+        self.index += 1
+
+    def end_epoch(self):
+        self.torch.cuda.synchronize(self.device)
+        seconds = self.now() - self.epoch_start
+        return seconds, [start.elapsed_time(end) / 1000.0 for start, end in self.events[:self.index]]
+
+
+
+
+class CudaMemoryProbe:
+    """The caching allocator's peaks in phases, as the worker's memory_probe:
+    the warm-up/compile phase's read and reset at the start of the timed
+    phase, then the timed phase's."""
+
+    def __init__(self, torch, device):
+        self.torch, self.device = torch, torch.device(device)
+        self.report = {}
+
+    def begin_timed_phase(self):
+        cuda = self.torch.cuda
+        self.report["warmup_peak_allocated_bytes"] = cuda.max_memory_allocated(self.device)
+        self.report["warmup_peak_reserved_bytes"] = cuda.max_memory_reserved(self.device)
+        cuda.reset_peak_memory_stats(self.device)
+
+    def end(self):
+        cuda = self.torch.cuda
+        return dict(self.report, source="cuda_allocator", peak_allocated_bytes=cuda.max_memory_allocated(self.device),
+                    peak_reserved_bytes=cuda.max_memory_reserved(self.device))
+
+
+class TorchCompile(Framework):
+    def __init__(self):
+        import torch
+        self.torch = torch
+
+    def versions(self):
+        return {"torch": self.torch.__version__, "cuda": self.torch.version.cuda}
+
+    def run(self, job, result):
+        torch = self.torch
+        from torch._dynamo.utils import counters
+        warnings = result["warnings"]
+        torch.set_num_threads(job["threads"])
+        if job["interop_threads"] > 0:
+            try:
+                torch.set_num_interop_threads(job["interop_threads"])
+            except RuntimeError as error:
+                warnings.append(f"interop_threads not applied: {error}")
+        if job["gpus"] > 1:
+            raise Unsupported(f"gpus = {job['gpus']}: this runner runs one process on one device")
+        if job["mode"] == "graph":
+            raise Unsupported("mode graph is the tensorflow runner's (tf.function without XLA); this runner runs "
+                              "eager and compiled")
+        compiled = job["mode"] == "compiled"
+        torch._dynamo.reset()
+        counters.clear()
+        # Before any model: the process's baseline.
+        probe = CudaMemoryProbe(torch, job["device"]) if job["device"].startswith("cuda") else RssProbe()
+        # One pipeline, whatever mode the experiment ends up in.
+        feed = data.Feed(job, lambda tree, corrupt: DataLoaderPipeline(
+            torch, job, torch.device(job["device"]), tree, corrupt)) if data.reads_folder(job) else None
+        experiment, timing, losses, fallback_reason = prepare(
+            lambda mode: Experiment(torch, job, mode == "compiled", feed), job, warnings, log, "torch.compile",
+            reset=torch._dynamo.reset)
+        graph_breaks = sum(counters["graph_break"].values())
+        break_reasons = sorted(counters["graph_break"].keys())
+        graphs = counters["stats"].get("unique_graphs", 0)
+
+        # Timed epochs: the worker's timed region and clocks; memory in phases.
+        clock = (CudaEventClock(torch, experiment.device, job["iters"]) if experiment.device.type == "cuda"
+                 else HostClock())
+        epoch_final, memory, data_report = measure(experiment, clock, probe, job, timing)
+
+        ran_compiled = experiment.compiled
+        result["execution"] = {
+            "task": job["task"], "mode": "compiled" if ran_compiled else "eager",
+            "compiler": job["backend"] if ran_compiled else "none", "fallback_reason": fallback_reason,
+            "capture_seconds": None, "precision": job["precision"],
+            "autocast_dtype": AUTOCAST_DTYPES[job["precision"]],
+            "device": str(experiment.device), "model_parameters": experiment.parameters,
+            "initial_parameter_l1": experiment.initial_parameter_l1, **start_state.execution_fields(job),
+            "compile": {"backend": job["backend"], "compile_mode": job["compile_mode"], "dynamic": job["dynamic"],
+                        "fullgraph": job["fullgraph"], "graph_breaks": graph_breaks, "graphs": graphs,
+                        "break_reasons": break_reasons} if compiled else None}
+        if ran_compiled and graph_breaks:
+            warnings.append(f"{graph_breaks} graph break(s): part of the model ran eagerly between graphs")
+        if experiment.scaler:
+            result["execution"]["loss_scaling"] = {"initial_scale": experiment.initial_scale,
+                                                   "final_scale": experiment.scaler.get_scale(),
+                                                   "skipped_steps": experiment.skipped_steps}
+        result["timing"] = timing
+        result["loss"] = dict(losses, epoch_final=epoch_final)
+        result["memory"] = memory
+        if data_report:
+            result["data"] = data_report
+
+    def context(self):
+        torch = self.torch
+        gpus = []
+        if torch.cuda.is_available():
+            for index in range(torch.cuda.device_count()):
+                properties = torch.cuda.get_device_properties(index)
+                gpus.append({"index": index, "name": properties.name, "memory_bytes": properties.total_memory})
+        return {"torch_version": torch.__version__, "cuda_version": torch.version.cuda,
+                "cudnn_version": str(torch.backends.cudnn.version()) if torch.cuda.is_available() else None,
+                "gpu_driver": None, "gpu_count": len(gpus), "gpus": gpus,
+                "intra_op_threads": torch.get_num_threads(), "interop_threads": torch.get_num_interop_threads()}
+
+
+if __name__ == "__main__":
+    run_main(RUNNER_NAME, TorchCompile)

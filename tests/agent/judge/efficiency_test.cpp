@@ -1,0 +1,62 @@
+// The efficiency section the agent adds to results: FLOPs per step, the
+// rate achieved, and the fraction of the devices' measured peak.
+#include "agent/judge/efficiency.hpp"
+
+#include <gtest/gtest.h>
+
+#include "shared/models/flops.hpp"
+
+namespace ts::agent {
+namespace {
+
+const nlohmann::json peaks{{"devices",
+                            {{{"device", "cpu"}, {"name", "CPU"}, {"fp32", 1e11}, {"bf16", 2e10}},
+                             {{"device", "cuda:0"}, {"index", 0}, {"name", "GPU"}, {"fp32", 5e13}, {"bf16", 7e14}},
+                             {{"device", "cuda:1"}, {"index", 1}, {"name", "GPU"}, {"fp32", 5e13}, {"bf16", 6e14}}}}};
+
+nlohmann::json result(nlohmann::json job, double median_step_seconds) {
+  job["model"] = "resnet18";
+  job["batch_size"] = 32;
+  return {{"status", "ok"}, {"job", job}, {"timing", {{"median_step_seconds", median_step_seconds}}}};
+}
+
+TEST(Efficiency, ACpuJobIsMeasuredAgainstTheCpusPeakInItsPrecision) {
+  const auto document = result({{"device", "cpu"}, {"precision", "fp32"}}, 0.5);
+  const auto efficiency = efficiency_of(document, peaks, {});
+  ASSERT_TRUE(efficiency);
+  const double per_step = models::forward_flops_per_sample(document.at("job")) * 32 * 3;
+  EXPECT_DOUBLE_EQ(efficiency->at("flops_per_step").get<double>(), per_step);
+  EXPECT_DOUBLE_EQ(efficiency->at("achieved_flops_per_s").get<double>(), per_step / 0.5);
+  EXPECT_EQ(efficiency->at("peak_dtype"), "fp32");
+  EXPECT_DOUBLE_EQ(efficiency->at("mfu").get<double>(), per_step / 0.5 / 1e11);
+}
+
+TEST(Efficiency, ACudaJobSumsThePeaksOfItsGpusAndFp16CountsAsBf16) {
+  const auto document = result({{"device", "cuda"}, {"precision", "fp16"}, {"gpus", 2}}, 0.01);
+  const auto efficiency = efficiency_of(document, peaks, {0, 1});
+  ASSERT_TRUE(efficiency);
+  EXPECT_EQ(efficiency->at("peak_dtype"), "bf16");
+  EXPECT_DOUBLE_EQ(efficiency->at("peak_flops_per_s").get<double>(), 7e14 + 6e14);
+  const auto one = efficiency_of(document, peaks, {1});
+  EXPECT_DOUBLE_EQ(one->at("peak_flops_per_s").get<double>(), 6e14);
+  // A GPU the agent measured no peak for: the figures stand, no utilisation.
+  EXPECT_TRUE(efficiency_of(document, peaks, {0, 5})->at("mfu").is_null());
+}
+
+TEST(Efficiency, WithoutAMeasuredPeakFlopsStandAndUtilisationIsNull) {
+  const auto efficiency = efficiency_of(result({{"device", "cpu"}}, 0.5), nullptr, {});
+  ASSERT_TRUE(efficiency);
+  EXPECT_GT(efficiency->at("achieved_flops_per_s").get<double>(), 0);
+  EXPECT_TRUE(efficiency->at("peak_flops_per_s").is_null());
+  EXPECT_TRUE(efficiency->at("mfu").is_null());
+}
+
+TEST(Efficiency, NothingForAResultWithoutStepTimesOrOfAModelTheCatalogueLacks) {
+  EXPECT_FALSE(efficiency_of({{"status", "failed"}, {"job", {{"model", "mlp"}, {"batch_size", 1}}}}, peaks, {}));
+  auto own_model = result({}, 0.5);
+  own_model["job"]["model"] = "a_runners_own_model";
+  EXPECT_FALSE(efficiency_of(own_model, peaks, {}));
+}
+
+}  // namespace
+}  // namespace ts::agent

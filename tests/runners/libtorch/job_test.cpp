@@ -1,0 +1,75 @@
+#include "runners/libtorch/job.hpp"
+
+#include <gtest/gtest.h>
+
+#include "shared/errors.hpp"
+#include "tests/runners/libtorch/tiny_jobs.hpp"
+
+namespace ts::worker {
+namespace {
+
+TEST(Job, ResolvesDocumentedDefaults) {
+  const auto job = parse_job({{"schema_version", 1}, {"model", "resnet50"}, {"batch_size", 64}});
+  EXPECT_EQ(job.task, Task::train);
+  EXPECT_EQ(job.mode, Mode::eager);
+  EXPECT_EQ(job.precision, Precision::fp32);
+  EXPECT_EQ(job.fallback, Fallback::none);
+  EXPECT_EQ(job.epochs, 5);
+  EXPECT_EQ(job.warmup, 10);
+  EXPECT_EQ(job.iters, 50000 / 64);
+  EXPECT_EQ(job.threads, cores_available());
+  EXPECT_EQ(job.model_config.input_size, 224);
+  EXPECT_EQ(job.model_config.num_classes, 1000);
+  EXPECT_EQ(job.device, "cpu");
+}
+
+TEST(Job, ItersComeFromDatasetSizeWhenNotGiven) {
+  const auto job = parse_job({{"schema_version", 1}, {"model", "mlp"}, {"batch_size", 100}, {"dataset_size", 1050}});
+  EXPECT_EQ(job.iters, 10);
+}
+
+TEST(Job, KnobsThatDoNotApplyAreReported) {
+  auto document = testing::tiny_mlp();
+  document["heads"] = 4;
+  const auto job = parse_job(document);
+  EXPECT_EQ(job.ignored_knobs, (std::vector<std::string>{"heads"}));
+  EXPECT_FALSE(to_json(job).contains("heads"));
+}
+
+TEST(Job, RoundTripsThroughItsDocument) {
+  auto document = testing::tiny_transformer();
+  document["labels"] = {{"owner", "perf"}};
+  document["job_id"] = "j-1";
+  document["precision"] = "bf16";
+  const auto job = parse_job(document);
+  const auto written = to_json(job);
+  EXPECT_EQ(to_json(parse_job(written)), written);
+  EXPECT_EQ(written.at("labels").at("owner"), "perf");
+  EXPECT_EQ(written.at("seq_len"), 8);
+}
+
+TEST(Job, InvalidDocumentsNameTheField) {
+  auto expect_field = [](nlohmann::json document, const std::string& field) {
+    try {
+      parse_job(document);
+      ADD_FAILURE() << "accepted " << document.dump();
+    } catch (const InvalidInput& error) {
+      EXPECT_EQ(error.field(), field) << error.what();
+    }
+  };
+  auto document = testing::tiny_mlp();
+  document["mode"] = "jit";
+  expect_field(document, "mode");
+  document = testing::tiny_mlp();
+  document["model"] = "vgg16";
+  expect_field(document, "model");
+  document = testing::tiny_mlp();
+  document.erase("model");
+  expect_field(document, "model");
+  document = testing::tiny_mlp();
+  document["schema_version"] = 2;
+  expect_field(document, "schema_version");
+}
+
+}  // namespace
+}  // namespace ts::worker

@@ -1,0 +1,83 @@
+#include <gtest/gtest.h>
+
+#include "runners/libtorch/models/registry.hpp"
+#include "shared/errors.hpp"
+
+namespace ts::worker {
+namespace {
+
+int64_t parameters_of(const std::string& name, ModelConfig config) {
+  return count_parameters(*find_model(name).build(config).module);
+}
+
+TEST(Models, ResNetParameterCountsMatchTorchvision) {
+  EXPECT_EQ(parameters_of("resnet18", {.input_size = 224, .num_classes = 1000}), 11'689'512);
+  EXPECT_EQ(parameters_of("resnet50", {.input_size = 224, .num_classes = 1000}), 25'557'032);
+}
+
+TEST(Models, ResNetParameterNamesMatchTorchvision) {
+  const auto model = find_model("resnet50").build({.input_size = 224, .num_classes = 1000});
+  const auto parameters = model.module->named_parameters();
+  const auto buffers = model.module->named_buffers();
+  for (const char* name : {"conv1.weight", "bn1.bias", "layer1.0.conv1.weight", "layer2.0.downsample.0.weight",
+                           "layer4.2.bn3.bias", "fc.weight", "fc.bias"}) {
+    EXPECT_TRUE(parameters.contains(name)) << name;
+  }
+  EXPECT_TRUE(buffers.contains("layer2.0.downsample.1.running_mean"));
+  // ResNet v1.5: the stride of a downsampling bottleneck sits on the 3x3.
+  EXPECT_EQ(parameters["layer2.0.conv2.weight"].sizes(), (std::vector<int64_t>{128, 128, 3, 3}));
+  auto* first = model.module->named_modules()["layer2.0.conv2"]->as<torch::nn::Conv2d>();
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->options.stride()->at(0), 2);
+  EXPECT_EQ(model.module->named_modules()["layer2.0.conv1"]->as<torch::nn::Conv2d>()->options.stride()->at(0), 1);
+}
+
+TEST(Models, MlpAndTransformerParameterCountsFollowTheirFormulas) {
+  // (16*32+32) + (32*32+32) + (32*4+4)
+  EXPECT_EQ(parameters_of("mlp", {.input_size = 16, .num_classes = 4, .width = 32, .depth = 2}), 1732);
+  // per block 12w^2 + 13w, plus positions s*w, final LayerNorm 2w, head w*c+c
+  const int64_t w = 32, s = 8, c = 10;
+  EXPECT_EQ(parameters_of("transformer", {.num_classes = c, .width = w, .depth = 2, .heads = 4, .seq_len = s}),
+            2 * (12 * w * w + 13 * w) + s * w + 2 * w + w * c + c);
+}
+
+TEST(Models, OutputShapesAreBatchByClasses) {
+  torch::NoGradGuard no_grad;
+  struct Case {
+    const char* name;
+    ModelConfig config;
+  };
+  for (const auto& [name, config] :
+       {Case{"resnet18", {.input_size = 32, .num_classes = 10}}, Case{"resnet50", {.input_size = 32, .num_classes = 7}},
+        Case{"mlp", {.input_size = 16, .num_classes = 4, .width = 8, .depth = 1}},
+        Case{"transformer", {.num_classes = 5, .width = 16, .depth = 1, .heads = 2, .seq_len = 6}}}) {
+    auto model = find_model(name).build(config);
+    model.module->eval();
+    std::vector<int64_t> shape{3};
+    shape.insert(shape.end(), model.sample_shape.begin(), model.sample_shape.end());
+    const auto out = model.forward(torch::randn(shape));
+    EXPECT_EQ(out.sizes(), (std::vector<int64_t>{3, config.num_classes})) << name;
+  }
+}
+
+TEST(Models, UnknownNameListsTheKnownOnes) {
+  try {
+    find_model("resnet51");
+    FAIL() << "expected InvalidInput";
+  } catch (const InvalidInput& error) {
+    EXPECT_EQ(error.field(), "model");
+    EXPECT_NE(std::string(error.what()).find("mlp, resnet18, resnet50, transformer"), std::string::npos);
+  }
+}
+
+TEST(Models, HeadsMustDivideWidth) {
+  try {
+    find_model("transformer").build({.num_classes = 2, .width = 30, .depth = 1, .heads = 4, .seq_len = 2});
+    FAIL() << "expected InvalidInput";
+  } catch (const InvalidInput& error) {
+    EXPECT_EQ(error.field(), "heads");
+  }
+}
+
+}  // namespace
+}  // namespace ts::worker

@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""Tests of the torch.compile runner (bin/torchsweep-torch-compile) on CPU.
+
+The runner is run as the agent runs it (--job FILE --out FILE); its result
+documents are checked with an independent validator (python3-jsonschema)
+against schemas/result.schema.json, its models against the LibTorch
+worker's parameter counts, initial weights and first-step losses, and its
+exit codes against the worker contract.
+Shapes are tiny, so torch.compile takes seconds.
+
+    torch_compile_runner_test.py --runner PATH --worker PATH --schemas DIR
+"""
+import argparse
+import importlib.machinery
+import importlib.util
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from runner_testing import judged, result_validator
+
+ARGS = None
+TINY_MLP = {"schema_version": 1, "model": "mlp", "batch_size": 8, "input_size": 16, "width": 32, "depth": 2,
+            "epochs": 2, "warmup": 2, "iters": 3, "threads": 1}
+
+
+class Run:
+    """One runner process on a job document, in a directory of its own."""
+
+    def __init__(self, executable, job, extra_env=None, without_torchvision=False):
+        self.directory = tempfile.TemporaryDirectory(prefix="ts_runner_")
+        folder = pathlib.Path(self.directory.name)
+        (folder / "job.json").write_text(json.dumps(job))
+        self.progress = folder / "progress.jsonl"
+        env = dict(os.environ, TORCHSWEEP_PROGRESS_FILE=str(self.progress), **(extra_env or {}))
+        if without_torchvision:
+            # A module that fails to import shadows the real torchvision.
+            (folder / "torchvision.py").write_text("raise ImportError('hidden by the test')\n")
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder), env.get("PYTHONPATH")]))
+        finished = subprocess.run([executable, "--job", str(folder / "job.json"), "--out", str(folder / "result.json")],
+                                  capture_output=True, text=True, env=env, timeout=600)
+        self.exit_code, self.stderr = finished.returncode, finished.stderr
+        result_file = folder / "result.json"
+        self.result = json.loads(result_file.read_text()) if result_file.exists() else None
+
+
+def runner_module():
+    """The runner's source as a module, for tests of its harness in-process."""
+    loader = importlib.machinery.SourceFileLoader("torch_compile_runner", ARGS.runner)
+    spec = importlib.util.spec_from_loader("torch_compile_runner", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+class TimedRegion(unittest.TestCase):
+    """Where the harness synchronises and reads clocks, on a fake device that
+    records every call: on CPU synchronisation is a no-op, so only a fake can
+    show the CUDA path keeps to the worker's timed region."""
+
+    def setUp(self):
+        self.runner = runner_module()
+        self.calls = []
+        calls = self.calls
+
+        class FakeEvent:
+            def __init__(self, enable_timing):
+                calls.append("event made")
+
+            def record(self):
+                calls.append("record")
+
+            def elapsed_time(self, other):
+                return 2.0  # milliseconds
+
+        class FakeCuda:
+            Event = FakeEvent
+
+            @staticmethod
+            def synchronize(device):
+                calls.append("sync")
+
+        class FakeTorch:
+            cuda = FakeCuda
+
+        class FakeExperiment:
+            def next_batch(self):
+                calls.append("batch")
+                return ("inputs", "targets")
+
+            def step(self, batch):
+                calls.append("step")
+                return "loss", "targets"
+
+            def loss_value(self, output, targets):
+                return 1.0
+
+        self.torch, self.experiment = FakeTorch, FakeExperiment()
+        self.ticks = iter(range(1000))
+
+    def now(self):
+        self.calls.append("clock")
+        return float(next(self.ticks))
+
+    def test_cuda_events_and_a_synchronisation_at_epoch_boundaries_only(self):
+        clock = self.runner.CudaEventClock(self.torch, "cuda:0", 2, now=self.now)
+        self.assertEqual(self.calls, ["event made"] * 4 + ["record"] * 4 + ["sync"])  # made before timing
+        del self.calls[:]
+        epochs, steps, losses, _ = self.runner.timed_epochs(self.experiment, clock, 2, 2)
+        epoch = ["sync", "clock"] + ["batch", "record", "step", "record"] * 2 + ["sync", "clock"]
+        self.assertEqual(self.calls, epoch * 2)  # no event made, no synchronisation inside an epoch
+        self.assertEqual(steps, [[0.002, 0.002], [0.002, 0.002]])
+        self.assertEqual(epochs, [1.0, 1.0])
+        self.assertEqual(clock.name, "cuda_events")
+
+    def test_the_host_clock_reads_around_steps_with_the_batch_ready_before(self):
+        clock = self.runner.HostClock(now=self.now)
+        self.runner.timed_epochs(self.experiment, clock, 1, 2)
+        self.assertEqual(self.calls, ["clock"] + ["batch", "clock", "step", "clock"] * 2 + ["clock"])
+
+
+class TorchCompileRunner(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.validator = result_validator(ARGS.schemas)
+        cls.eager = Run(ARGS.runner, dict(TINY_MLP, mode="eager"))
+        cls.compiled = Run(ARGS.runner, dict(TINY_MLP, mode="compiled"))
+
+    def assert_valid(self, run):
+        self.assertIsNotNone(run.result, run.stderr)
+        errors = sorted(self.validator.iter_errors(run.result), key=lambda e: list(e.path))
+        self.assertEqual([f"{list(e.path)}: {e.message}" for e in errors], [])
+
+    def test_results_validate_against_the_schema(self):
+        for run in (self.eager, self.compiled):
+            self.assertEqual(run.exit_code, 0, run.stderr)
+            self.assert_valid(run)
+            self.assertEqual(run.result["status"], "ok")
+            self.assertEqual(run.result["runner"]["name"], "torch-compile")
+
+    def test_compiled_runs_inductor_and_reports_compile_facts(self):
+        execution = self.compiled.result["execution"]
+        self.assertEqual(execution["mode"], "compiled")
+        self.assertEqual(execution["compiler"], "inductor")
+        self.assertEqual(execution["compile"]["graph_breaks"], 0)
+        self.assertGreaterEqual(execution["compile"]["graphs"], 1)
+        timing = judged(ARGS.torchsweep, self.compiled.result)["timing"]
+        # Compilation lands in the first iteration, not in the timed epochs.
+        self.assertGreater(timing["first_iteration_seconds"], 10 * timing["median_step_seconds"])
+        self.assertIsNone(self.eager.result["execution"]["compile"])
+
+    def test_eager_and_compiled_agree_on_the_first_step_loss(self):
+        self.assertAlmostEqual(self.eager.result["loss"]["first_step"], self.compiled.result["loss"]["first_step"],
+                               delta=1e-4 * abs(self.eager.result["loss"]["first_step"]))
+
+    def test_with_warmup_0_compilation_still_comes_before_the_timed_epochs(self):
+        run = Run(ARGS.runner, dict(TINY_MLP, mode="compiled", warmup=0))
+        self.assertEqual(run.exit_code, 0, run.stderr)
+        timing = judged(ARGS.torchsweep, run.result)["timing"]
+        self.assertEqual(timing["warmup_iterations"], 0)
+        self.assertGreater(timing["first_iteration_seconds"], 10 * timing["median_step_seconds"])
+        self.assertEqual(timing["clock"], "steady_clock")
+
+    def test_progress_lines_for_every_timed_epoch(self):
+        lines = [json.loads(line) for line in self.eager.progress.read_text().splitlines()]
+        self.assertEqual([line["epoch"] for line in lines], [1, 2])
+        self.assertEqual(lines[-1]["epochs"], 2)
+
+    def test_bad_jobs_exit_2_without_a_result(self):
+        for job, field in ((dict(TINY_MLP, batch_size=0), "batch_size"),
+                           (dict(TINY_MLP, model="resnet9000"), "model"),
+                           (dict(TINY_MLP, compile_mode="fastest"), "compile_mode"),
+                           (dict(TINY_MLP, surprise=1), "surprise")):
+            run = Run(ARGS.runner, job)
+            self.assertEqual(run.exit_code, 2, run.stderr)
+            self.assertIsNone(run.result)
+            self.assertIn(field, run.stderr)
+
+    def test_failed_compile_falls_back_to_eager_only_when_allowed(self):
+        broken = dict(TINY_MLP, mode="compiled", backend="no_such_backend")
+        failed = Run(ARGS.runner, broken)
+        self.assertEqual(failed.exit_code, 3, failed.stderr)
+        self.assert_valid(failed)
+        self.assertEqual(failed.result["status"], "failed")
+        self.assertIn("no_such_backend", failed.result["error"])
+        fell_back = Run(ARGS.runner, dict(broken, fallback="eager"))
+        self.assertEqual(fell_back.exit_code, 0, fell_back.stderr)
+        self.assert_valid(fell_back)
+        self.assertEqual(fell_back.result["execution"]["mode"], "eager")
+        self.assertIn("no_such_backend", fell_back.result["execution"]["fallback_reason"])
+
+    def test_fp16_on_cpu_is_unsupported_and_inference_reports_latency(self):
+        fp16 = Run(ARGS.runner, dict(TINY_MLP, precision="fp16"))
+        self.assertEqual(fp16.exit_code, 3)
+        self.assert_valid(fp16)
+        self.assertEqual(fp16.result["status"], "unsupported")
+        infer = Run(ARGS.runner, dict(TINY_MLP, task="infer", mode="compiled", precision="bf16"))
+        self.assertEqual(infer.exit_code, 0, infer.stderr)
+        self.assert_valid(infer)
+        self.assertEqual(set(judged(ARGS.torchsweep, infer.result)["timing"]["latency"]), {"p50", "p90", "p99"})
+
+    def test_same_job_same_seed_gives_the_workers_parameters_weights_and_first_step_loss(self):
+        """Both runners eager, fp32, same seed: the same trainable parameters,
+        the same initial weights (their float64 sum of |w|) and the same loss
+        before the first update, so both train the same model on the same
+        data from the same start."""
+        jobs = [TINY_MLP,
+                {"schema_version": 1, "model": "transformer", "batch_size": 2, "width": 32, "heads": 4, "depth": 2,
+                 "seq_len": 8, "num_classes": 10, "epochs": 1, "warmup": 1, "iters": 1, "threads": 1},
+                {"schema_version": 1, "model": "resnet18", "batch_size": 2, "input_size": 32, "num_classes": 10,
+                 "epochs": 1, "warmup": 1, "iters": 1, "threads": 1}]
+        jobs.append(dict(jobs[-1], model="resnet50"))
+        for job in jobs:
+            theirs = Run(ARGS.worker, job)
+            self.assertEqual(theirs.exit_code, 0, theirs.stderr)
+            # torchvision's ResNets, and the runner's own when torchvision is missing.
+            for hidden in ([False, True] if job["model"].startswith("resnet") else [False]):
+                ours = Run(ARGS.runner, job, without_torchvision=hidden)
+                self.assertEqual(ours.exit_code, 0, ours.stderr)
+                case = (job["model"], "runner's own model" if hidden else "torchvision's")
+                self.assertEqual(ours.result["execution"]["model_parameters"],
+                                 theirs.result["execution"]["model_parameters"], case)
+                self.assertAlmostEqual(ours.result["execution"]["initial_parameter_l1"] /
+                                       theirs.result["execution"]["initial_parameter_l1"], 1.0, delta=1e-9, msg=case)
+                self.assertAlmostEqual(ours.result["loss"]["first_step"] / theirs.result["loss"]["first_step"], 1.0,
+                                       delta=1e-5, msg=case)
+
+
+class ModelFlops(unittest.TestCase):
+    """The analytic FLOP counts every result carries (shared/models/flops.cpp)
+    held against torch.utils.flop_counter on the runner's own models: the
+    forward pass exactly, at default and odd sizes; the training step's
+    3-forward convention close to the counted forward + backward."""
+
+    DOCUMENTS = [{"model": "mlp"}, {"model": "mlp", "input_size": 17, "width": 40, "depth": 1, "num_classes": 3},
+                 {"model": "transformer"}, {"model": "transformer", "seq_len": 9, "width": 24, "heads": 3, "depth": 2},
+                 {"model": "resnet18"}, {"model": "resnet18", "input_size": 33, "num_classes": 7},
+                 {"model": "resnet50"}, {"model": "resnet50", "input_size": 64}]
+
+    def test_analytic_flops_match_torch_flop_counter(self):
+        import torch
+        from torch.utils.flop_counter import FlopCounterMode
+        runner = runner_module()
+        from torchsweep_harness.contract import resolve_job  # on the path the runner put it
+        jobs = [resolve_job(dict(document, schema_version=1, batch_size=2, threads=1), runner.RUNNER_NAME)[0]
+                for document in self.DOCUMENTS]
+        jobs.append(dict(jobs[0], task="infer", gpus=3))
+        probe = subprocess.run([ARGS.flops_probe], input=json.dumps(jobs), capture_output=True, text=True, check=True)
+        analytic = json.loads(probe.stdout)
+        torch.manual_seed(0)
+        for job, counted in zip(jobs, analytic):
+            case = json.dumps({k: job[k] for k in ("model", "input_size", "width", "depth", "seq_len") if k in job})
+            model, sample_shape = runner.build_model(torch, job)
+            inputs = torch.randn(job["batch_size"], *sample_shape)
+            with FlopCounterMode(display=False) as forward:
+                output = model(inputs)
+            self.assertEqual(forward.get_total_flops(), round(counted["forward_per_sample"] * job["batch_size"]), case)
+            samples = job["batch_size"] * job["gpus"]
+            factor = 3 if job["task"] == "train" else 1
+            self.assertEqual(counted["per_step"], counted["forward_per_sample"] * samples * factor, case)
+            if job["model"].startswith("resnet") and job["input_size"] >= 64:
+                # Backward is twice the forward but for the first layer's input gradient, never computed.
+                with FlopCounterMode(display=False) as step:
+                    model(inputs).sum().backward()
+                self.assertGreater(step.get_total_flops() / forward.get_total_flops(), 2.9, case)
+                self.assertLessEqual(step.get_total_flops() / forward.get_total_flops(), 3.0, case)
+            del output
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runner", required=True)
+    parser.add_argument("--worker", required=True)
+    parser.add_argument("--schemas", type=pathlib.Path, required=True)
+    parser.add_argument("--flops-probe", required=True)
+    parser.add_argument("--torchsweep", required=True, help="for `torchsweep judge`")
+    ARGS, rest = parser.parse_known_args()
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
