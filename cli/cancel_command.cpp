@@ -24,7 +24,7 @@ Command add_cancel_command(CLI::App& app) {
     const auto reply =
         request(settings->client, wire::make_message("cancel", {{is_job ? "job" : "sweep", settings->target}}));
     std::printf("cancelled %lld jobs\n", reply.at("jobs").get<long long>());
-    return 0;
+    return exit_code::ok;
   };
 }
 

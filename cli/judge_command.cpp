@@ -28,7 +28,7 @@ Command add_judge_command(CLI::App& app) {
     // No agent here: no measured peak (MFU stays null), no assigned GPUs.
     agent::judge(judged, {});
     std::cout << judged.dump(2) << "\n";
-    return 0;
+    return exit_code::ok;
   };
 }
 

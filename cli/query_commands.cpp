@@ -44,7 +44,7 @@ Command add_query_command(CLI::App& app) {
     auto database = store::open_read_only(settings->db);
     if (settings->adaptive) {
       std::cout << render(readers::adaptive_stops(database, settings->filter()), format, terminal_width());
-      return 0;
+      return exit_code::ok;
     }
     readers::QueryOptions options;
     options.filter = settings->filter();
@@ -56,7 +56,7 @@ Command add_query_command(CLI::App& app) {
     options.regression_alpha = settings->alpha;
     options.regression_threshold = settings->threshold;
     std::cout << render(readers::query(database, options), format, terminal_width());
-    return 0;
+    return exit_code::ok;
   };
 }
 
@@ -68,7 +68,7 @@ Command add_export_command(CLI::App& app) {
     const auto format = parse_format(settings->format, "--format");
     auto database = store::open_read_only(settings->db);
     std::cout << render(readers::export_results(database, settings->filter()), format, terminal_width());
-    return 0;
+    return exit_code::ok;
   };
 }
 

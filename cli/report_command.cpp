@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/filter_options.hpp"
 #include "readers/report.hpp"
+#include "shared/errors.hpp"
 #include "store/migrations.hpp"
 
 namespace ts::cli {
@@ -31,7 +32,7 @@ Command add_report_command(CLI::App& app) {
     options.store_path = settings->db;
     readers::write_report(database, options, settings->out);
     std::cout << "report written to " << settings->out << "\n";
-    return 0;
+    return exit_code::ok;
   };
 }
 

@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/table_renderer.hpp"
 #include "cli/terminal_width.hpp"
+#include "shared/errors.hpp"
 #include "shared/wire/protocol.hpp"
 
 namespace ts::cli {
@@ -26,7 +27,7 @@ Command add_status_command(CLI::App& app) {
     const auto reply = request(settings->client, wire::make_message("status", query));
     if (settings->json) {
       std::cout << reply.dump(2) << "\n";
-      return 0;
+      return exit_code::ok;
     }
     Table sweeps{{"sweep", "state", "queued", "running", "done", "failed", "cancelled"}, {}};
     // An adaptive sweep: where each compared pair stands, and why it stopped.
@@ -53,7 +54,7 @@ Command add_status_command(CLI::App& app) {
     if (!pairs.rows.empty()) std::cout << "\n" << render(pairs, Format::table, terminal_width());
     std::cout << "\n"
               << (agents.rows.empty() ? "(no agents connected)\n" : render(agents, Format::table, terminal_width()));
-    return 0;
+    return exit_code::ok;
   };
 }
 

@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/table_renderer.hpp"
 #include "cli/terminal_width.hpp"
+#include "shared/errors.hpp"
 #include "shared/sweep/runnable.hpp"
 #include "shared/sweep/sweep.hpp"
 #include "shared/wire/protocol.hpp"
@@ -39,7 +40,7 @@ Command add_submit_command(CLI::App& app) {
       std::printf("submitted sweep %s: %lld jobs (%lld configurations)\n",
                   reply.at("sweep_id").get<std::string>().c_str(), reply.at("jobs").get<long long>(),
                   reply.at("configurations").get<long long>());
-      return 0;
+      return exit_code::ok;
     }
     // A dry run checks the models, modes and precisions against the runners
     // installed here that answer, read as the coordinator reads an agent's.
@@ -51,7 +52,7 @@ Command add_submit_command(CLI::App& app) {
     }
     if (settings->json) {
       for (const auto& job : sweep.jobs) std::cout << job.document.dump() << "\n";
-      return 0;
+      return exit_code::ok;
     }
     std::printf("sweep %s: %zu configurations x %lld repeats = %zu jobs (priority %lld, max %lld attempts)\n",
                 sweep.name.c_str(), sweep.configurations, static_cast<long long>(sweep.repeats), sweep.jobs.size(),
@@ -59,7 +60,7 @@ Command add_submit_command(CLI::App& app) {
     Table jobs{{"ordinal", "repeat", "configuration"}, {}};
     for (const auto& job : sweep.jobs) jobs.rows.push_back({job.ordinal, job.repeat, job.config_key});
     std::cout << render(jobs, Format::table, terminal_width());
-    return 0;
+    return exit_code::ok;
   };
 }
 
