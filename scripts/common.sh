@@ -40,4 +40,14 @@ ts_mounts_below() {
 
 # The package names, without comments (a line may end in a tag: "NAME  # image").
 ts_packages() { sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$TS_PACKAGE_LIST" | grep -v '^$'; }
+# One compiler cache for every clone on this machine (CI's fresh clones
+# too), kept outside them: paths are hashed relative to the clone, so a
+# clone elsewhere hits what another compiled with the same flags
+# (docs/build.md). Builds add -DCMAKE_CXX_COMPILER_LAUNCHER=ccache.
+ts_use_compiler_cache() {
+  export CCACHE_DIR=${CCACHE_DIR:-$TS_CCACHE_DIR} CCACHE_BASEDIR=$TS_REPO CCACHE_NOHASHDIR=true \
+    CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime \
+    CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-6G}
+}
+
 ts_packages_stamp() { sha256sum "$TS_PACKAGE_LIST" | cut -d' ' -f1; }

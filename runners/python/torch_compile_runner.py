@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), os.
 from torchsweep_harness.contract import AUTOCAST_DTYPES, Framework, Unsupported, logger, run_main  # noqa: E402
 from torchsweep_harness import data, start_state  # noqa: E402
 from torchsweep_harness.measure import (ExperimentBase, HostClock, RssProbe, measure, prepare,  # noqa: E402,F401
+                                        record_measurements,
                                         timed_epochs)  # timed_epochs: for the tests of its clocks
 
 RUNNER_NAME = "torch-compile"
@@ -415,11 +416,7 @@ class TorchCompile(Framework):
             result["execution"]["loss_scaling"] = {"initial_scale": experiment.initial_scale,
                                                    "final_scale": experiment.scaler.get_scale(),
                                                    "skipped_steps": experiment.skipped_steps}
-        result["timing"] = timing
-        result["loss"] = dict(losses, epoch_final=epoch_final)
-        result["memory"] = memory
-        if data_report:
-            result["data"] = data_report
+        record_measurements(result, timing, losses, epoch_final, memory, data_report)
 
     def context(self):
         torch = self.torch

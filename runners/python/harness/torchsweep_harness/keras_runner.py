@@ -10,7 +10,7 @@ import os
 
 from . import data, start_state
 from .contract import AUTOCAST_DTYPES, Framework, Unsupported, logger
-from .measure import ExperimentBase, HostClock, RssProbe, measure, prepare
+from .measure import ExperimentBase, HostClock, RssProbe, measure, prepare, record_measurements
 
 # The Keras dtype policy of each job precision: bf16 and fp16 compute with
 # float32 variables, as autocast does.
@@ -210,11 +210,7 @@ class KerasFramework(Framework):
             "device": job["device"], "model_parameters": experiment.parameters,
             "initial_parameter_l1": experiment.initial_parameter_l1, **start_state.execution_fields(job),
             "data_layout": "NHWC" if job["model"].startswith("resnet") else None}
-        result["timing"] = timing
-        result["loss"] = dict(losses, epoch_final=epoch_final)
-        result["memory"] = memory
-        if data_report:
-            result["data"] = data_report
+        record_measurements(result, timing, losses, epoch_final, memory, data_report)
 
     def context(self):
         context = self.framework_context()

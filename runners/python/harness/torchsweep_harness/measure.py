@@ -102,6 +102,16 @@ def measure(experiment, clock, probe, job, timing):
     return epoch_final, memory, data
 
 
+def record_measurements(result, timing, losses, epoch_final, memory, data_report):
+    """The measured sections of the result document: timing, loss, memory
+    and, for imagefolder data, data."""
+    result["timing"] = timing
+    result["loss"] = dict(losses, epoch_final=epoch_final)
+    result["memory"] = memory
+    if data_report:
+        result["data"] = data_report
+
+
 class HostClock:
     """The worker's HostStepClock: the host's monotonic clock around each
     step and each epoch; on a CPU there is nothing to synchronise. `name`
