@@ -1,6 +1,6 @@
 # `cpack -G DEB` in the build directory: one Debian package of everything
 # `cmake --install` installs, under /usr (docs/deploy.md). The shared
-# libraries the binaries link (LibTorch, OpenSSL, SQLite, yaml-cpp, spdlog,
+# libraries the binaries link (LibTorch, OpenSSL, SQLite, yaml-cpp, spdlog, fmt,
 # prometheus-cpp, Open MPI's) become dependencies through dpkg-shlibdeps;
 # what the Python runners import is declared by hand.
 set(CPACK_GENERATOR DEB)
