@@ -19,15 +19,14 @@ Command add_judge_command(CLI::App& app) {
   auto result = std::make_shared<std::string>();
   command->add_option("result", *result, "the result document (FILE, or - for stdin)")->required();
   return [result] {
-    const auto document = json_io::read(*result);  // "-": stdin
+    auto document = json_io::read(*result);  // "-": stdin
     static const schema::Validator validator("result.schema.json");
     if (const auto problems = validator.problems(document); !problems.empty()) {
       throw InvalidInput(problems.front().field, problems.front().expected, *result);
     }
-    auto judged = document;
     // No agent here: no measured peak (MFU stays null), no assigned GPUs.
-    agent::judge(judged, {});
-    std::cout << judged.dump(2) << "\n";
+    agent::judge(document, {});
+    std::cout << document.dump(2) << "\n";
     return exit_code::ok;
   };
 }

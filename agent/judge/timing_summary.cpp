@@ -29,8 +29,9 @@ void summarize_timing(nlohmann::json& result) {
   timing["step_cv"] = s.cv;
   const double spread = s.median > 0 ? s.iqr / s.median : 0.0;
   timing["step_iqr_over_median"] = spread;
-  timing["noisy"] = spread > noisy_iqr_over_median;
-  if (spread > noisy_iqr_over_median) {
+  const bool noisy = spread > noisy_iqr_over_median;
+  timing["noisy"] = noisy;
+  if (noisy) {
     result["warnings"].push_back(
         std::format("noisy measurement: step-time IQR/median is {:.3f} (above {})", spread, noisy_iqr_over_median));
   }

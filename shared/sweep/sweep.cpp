@@ -52,22 +52,22 @@ nlohmann::json to_json(const YAML::Node& node) {
   }
 }
 
-// schemas/sweep.schema.json's description of a top-level property.
-const nlohmann::json& property(const char* name) {
+// schemas/sweep.schema.json's top-level properties.
+const nlohmann::json& properties() {
   static const auto schema = nlohmann::json::parse(schema::text("sweep.schema.json"));
-  return schema.at("properties").at(name);
+  return schema.at("properties");
 }
 
-// A top-level field of `spec`, or the schema's default for it.
+// The field `name` of `object`, or the default its schema `described` gives it.
 template <class T>
-T value_or_default(const nlohmann::json& spec, const char* name) {
-  if (const auto found = spec.find(name); found != spec.end()) return found->get<T>();
-  return property(name).at("default").get<T>();
+T value_or_default(const nlohmann::json& object, const char* name, const nlohmann::json& described = properties()) {
+  if (const auto found = object.find(name); found != object.end()) return found->get<T>();
+  return described.at(name).at("default").get<T>();
 }
 
 // The default of adaptive repeats' `min` (the object form of `repeats`).
 int64_t adaptive_min_default() {
-  for (const auto& form : property("repeats").at("oneOf")) {
+  for (const auto& form : properties().at("repeats").at("oneOf")) {
     if (form.value("type", "") == "object") return form.at("properties").at("min").at("default").get<int64_t>();
   }
   throw std::logic_error("sweep.schema.json: repeats has no object form");
@@ -209,14 +209,10 @@ Sweep parse(const nlohmann::json& spec, const std::string& origin) {
   sweep.interleaved = value_or_default<std::string>(spec, "order") == "interleaved";
   sweep.seed = value_or_default<uint64_t>(spec, "seed");
   const auto requirements = value_or_default<nlohmann::json>(spec, "requirements");
-  const auto& requirement_properties = property("requirements").at("properties");
-  const auto requirement = [&]<class T>(const char* name, T) {
-    return requirements.contains(name) ? requirements.at(name).get<T>()
-                                       : requirement_properties.at(name).at("default").get<T>();
-  };
-  sweep.requirements.gpu_type = requirement("gpu_type", std::string());
-  sweep.requirements.min_gpu_memory_gb = requirement("min_gpu_memory_gb", 0.0);
-  sweep.requirements.labels = requirement("labels", std::map<std::string, std::string>());
+  const auto& described = properties().at("requirements").at("properties");
+  sweep.requirements.gpu_type = value_or_default<std::string>(requirements, "gpu_type", described);
+  sweep.requirements.min_gpu_memory_gb = value_or_default<double>(requirements, "min_gpu_memory_gb", described);
+  sweep.requirements.labels = value_or_default<std::map<std::string, std::string>>(requirements, "labels", described);
   return sweep;
 }
 
