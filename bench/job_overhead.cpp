@@ -60,8 +60,9 @@ int main(int argc, char** argv) {
   // Let the agent connect first, so the first job does not wait for it.
   boost::asio::steady_timer settle(io, std::chrono::milliseconds(300));
   settle.async_wait([&](boost::system::error_code) {
-    coordinator.submit({{"name", "overhead"}, {"axes", {{"batch_size", batch_sizes}}}, {"fixed", {{"model", "mlp"}}}},
-                       "bench", "bench");
+    coordinator.requests().submit(
+        {{"name", "overhead"}, {"axes", {{"batch_size", batch_sizes}}}, {"fixed", {{"model", "mlp"}}}}, "bench",
+        "bench");
   });
   const auto start = Clock::now();
   io.run();

@@ -17,14 +17,14 @@ Command add_confirm_command(CLI::App& app) {
     ClientSettings client;
     std::string db = "torchsweep.db", sweep, baseline, format = "table";
     int64_t runs = 0, timeout_s = 3600;
-    double alpha = readers::RegressionOptions{}.alpha, threshold = readers::RegressionOptions{}.threshold;
+    readers::RegressionRule rule;
   };
   auto settings = std::make_shared<Settings>();
   command->add_option("sweep", settings->sweep, "the sweep judged: id, or name for its newest run")->required();
   command->add_option("--baseline", settings->baseline, "sweep id, name or tag to judge it against")->required();
   command->add_option("--db", settings->db, "the coordinator's SQLite store, read here")->capture_default_str();
   add_confirmation_options(command, settings->runs, settings->timeout_s);
-  add_regression_options(command, settings->alpha, settings->threshold);
+  add_regression_options(command, settings->rule);
   command->add_option("--format", settings->format, "table | csv | json")->capture_default_str();
   add_client_options(command, settings->client);
   return [settings] {
@@ -32,8 +32,7 @@ Command add_confirm_command(CLI::App& app) {
     readers::RegressionOptions options;
     options.filter.sweeps = {settings->sweep};
     options.baseline = settings->baseline;
-    options.alpha = settings->alpha;
-    options.threshold = settings->threshold;
+    options.rule = settings->rule;
     const auto table = confirm_regressions(settings->client, settings->db, options, settings->runs,
                                            std::chrono::seconds(settings->timeout_s));
     print_classification(table, format);

@@ -29,11 +29,12 @@ void add_filter_options(CLI::App* command, FilterSettings& settings, const std::
   command->add_option("--format", settings.format, "table | csv | json")->capture_default_str();
 }
 
-void add_regression_options(CLI::App* command, double& alpha, double& threshold) {
-  command->add_option("--alpha", alpha, "significance level of the regression test")
+void add_regression_options(CLI::App* command, readers::RegressionRule& rule) {
+  command->add_option("--alpha", rule.alpha, "significance level of the regression test")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
-  command->add_option("--threshold", threshold, "smallest relative change of the median that counts as a regression")
+  command
+      ->add_option("--threshold", rule.threshold, "smallest relative change of the median that counts as a regression")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
 }

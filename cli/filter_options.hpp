@@ -23,6 +23,6 @@ struct FilterSettings {
 void add_filter_options(CLI::App* command, FilterSettings& settings, const std::string& default_format);
 
 // --alpha and --threshold of the regression rule (docs/query.md).
-void add_regression_options(CLI::App* command, double& alpha, double& threshold);
+void add_regression_options(CLI::App* command, readers::RegressionRule& rule);
 
 }  // namespace ts::cli

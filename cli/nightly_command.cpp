@@ -53,7 +53,7 @@ Command add_nightly_command(CLI::App& app) {
     ClientSettings client;
     std::string sweep, db = "torchsweep.db", tag = "nightly", report_dir = ".";
     int64_t runs = 0, timeout_s = 12 * 3600;
-    double alpha = readers::RegressionOptions{}.alpha, threshold = readers::RegressionOptions{}.threshold;
+    readers::RegressionRule rule;
     bool no_confirm = false;
   };
   auto settings = std::make_shared<Settings>();
@@ -65,7 +65,7 @@ Command add_nightly_command(CLI::App& app) {
       ->capture_default_str();
   command->add_flag("--no-confirm", settings->no_confirm, "no reruns: a flagged regression decides the exit status");
   add_confirmation_options(command, settings->runs, settings->timeout_s);
-  add_regression_options(command, settings->alpha, settings->threshold);
+  add_regression_options(command, settings->rule);
   add_client_options(command, settings->client);
   return [settings] {
     const auto date = utc_timestamp().substr(0, 10);
@@ -84,12 +84,11 @@ Command add_nightly_command(CLI::App& app) {
     readers::ReportOptions report;
     report.filter.sweeps = {sweep_id};
     report.store_path = settings->db;
-    report.alpha = settings->alpha;
-    report.threshold = settings->threshold;
+    report.rule = settings->rule;
     int code = failed > 0 ? exit_code::run_failed : exit_code::ok;
     if (has_baseline(settings->db, settings->tag, sweep_id)) {
       report.baseline = settings->tag;
-      readers::RegressionOptions options{report.filter, settings->tag, settings->alpha, settings->threshold};
+      readers::RegressionOptions options{report.filter, settings->tag, settings->rule};
       auto table = settings->no_confirm ? [&] {
         auto database = store::open_read_only(settings->db);
         return readers::regressions(database, options);

@@ -4,6 +4,7 @@
 #include "cli/filter_options.hpp"
 #include "cli/table_renderer.hpp"
 #include "cli/terminal_width.hpp"
+#include "readers/export.hpp"
 #include "readers/query.hpp"
 #include "shared/errors.hpp"
 #include "store/migrations.hpp"
@@ -16,7 +17,7 @@ Command add_query_command(CLI::App& app) {
   struct Settings : FilterSettings {
     std::vector<std::string> group_by, metrics;
     std::string compare, baseline, memory_metric = readers::QueryOptions{}.memory_metric;
-    double alpha = readers::QueryOptions{}.regression_alpha, threshold = readers::QueryOptions{}.regression_threshold;
+    readers::RegressionRule rule;
     bool adaptive = false;
   };
   auto settings = std::make_shared<Settings>();
@@ -38,7 +39,7 @@ Command add_query_command(CLI::App& app) {
                     "instead of results: each compared pair of the adaptive sweeps, its rounds and why it stopped");
   command->add_option("--baseline", settings->baseline,
                       "sweep id, name or tag to test every group against for regressions");
-  add_regression_options(command, settings->alpha, settings->threshold);
+  add_regression_options(command, settings->rule);
   return [settings] {
     const auto format = parse_format(settings->format, "--format");
     auto database = store::open_read_only(settings->db);
@@ -53,8 +54,7 @@ Command add_query_command(CLI::App& app) {
     options.compare = settings->compare;
     options.baseline = settings->baseline;
     options.memory_metric = settings->memory_metric;
-    options.regression_alpha = settings->alpha;
-    options.regression_threshold = settings->threshold;
+    options.regression = settings->rule;
     std::cout << render(readers::query(database, options), format, terminal_width());
     return exit_code::ok;
   };

@@ -14,21 +14,20 @@ Command add_report_command(CLI::App& app) {
       "report", "one self-contained HTML page: speedups, throughput, memory, history with change points, regressions");
   struct Settings : FilterSettings {
     std::string baseline, out = "report.html";
-    double alpha = readers::ReportOptions{}.alpha, threshold = readers::ReportOptions{}.threshold;
+    readers::RegressionRule rule;
   };
   auto settings = std::make_shared<Settings>();
   add_filter_options(command, *settings, "");
   command->add_option("--baseline", settings->baseline,
                       "sweep id, name or tag to judge regressions against (and to mark in the history)");
-  add_regression_options(command, settings->alpha, settings->threshold);
+  add_regression_options(command, settings->rule);
   command->add_option("--out", settings->out, "the HTML file to write")->capture_default_str();
   return [settings] {
     auto database = store::open_read_only(settings->db);
     readers::ReportOptions options;
     options.filter = settings->filter();
     options.baseline = settings->baseline;
-    options.alpha = settings->alpha;
-    options.threshold = settings->threshold;
+    options.rule = settings->rule;
     options.store_path = settings->db;
     readers::write_report(database, options, settings->out);
     std::cout << "report written to " << settings->out << "\n";

@@ -218,7 +218,7 @@ Command add_run_command(CLI::App& app) {
     local.start();
 
     // Checked against what the local agent's runners run: it has not said hello yet.
-    const auto submission = server.submit(spec, settings->sweep, submitter_name(), {local.capabilities()});
+    const auto submission = server.requests().submit(spec, settings->sweep, submitter_name(), {local.capabilities()});
     std::fprintf(stderr, "sweep %s: %zu jobs (%zu configurations); store %s\n", submission.sweep_id.c_str(),
                  submission.jobs, submission.configurations, settings->db.c_str());
     ProgressReport progress(submission.jobs, store);
@@ -244,7 +244,7 @@ Command add_run_command(CLI::App& app) {
     bool interrupted = false;
     const auto signals = stop_on_signals(io, [&] {
       interrupted = true;
-      server.cancel(submission.sweep_id, "");
+      server.requests().cancel(submission.sweep_id, "");
       finish();
     });
     if (submission.jobs == 0) finish();

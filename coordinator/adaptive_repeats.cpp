@@ -34,7 +34,7 @@ AdaptiveDecision decide(const AdaptiveRule& rule, int64_t rounds, std::span<cons
   AdaptiveDecision decision;
   if (std::min(reference.size(), other.size()) >= stats::minimum_runs_for_interval) {
     // Seeded: the same runs always give the same interval, and so the same stop.
-    const auto interval = stats::ratio_of_medians(reference, other, {0.95, 2000, 0});
+    const auto interval = stats::ratio_of_medians(reference, other);
     decision.half_width = (interval.high - interval.low) / 2.0 / interval.estimate;
   }
   if (rounds >= rule.min && decision.half_width && *decision.half_width <= rule.ci_half_width) {

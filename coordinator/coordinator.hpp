@@ -1,8 +1,8 @@
 #pragma once
-// The coordinator's TCP server: accepts agents and clients, checks their
-// hello, keeps the sessions of connected agents (heartbeats both ways),
-// turns submitted sweeps into jobs and hands what agents say to the
-// JobRegistry, which assigns, reconciles and records.
+// The coordinator's TCP server: accepts agents and clients and gives each a
+// Session, sends the agents' heartbeats, and owns the parts the sessions
+// reach: the request handlers, the connected agents, the JobRegistry
+// (which assigns, reconciles and records) and the store's write batch.
 #include <boost/asio.hpp>
 #include <chrono>
 #include <functional>
@@ -13,8 +13,11 @@
 #include <set>
 #include <string>
 
+#include "coordinator/connected_agents.hpp"
 #include "coordinator/job_registry.hpp"
 #include "coordinator/metrics.hpp"
+#include "coordinator/requests.hpp"
+#include "coordinator/session.hpp"
 #include "coordinator/write_batch.hpp"
 #include "shared/wire/connection.hpp"
 #include "shared/wire/endpoint.hpp"
@@ -47,16 +50,11 @@ struct CoordinatorOptions {
   std::optional<wire::Endpoint> metrics_listen;
 };
 
-struct Submission {
-  std::string sweep_id, name;
-  std::size_t jobs = 0, configurations = 0;
-  std::vector<std::string> warnings;  // e.g. a runner no agent has reported yet
-};
-
-// The coordinator is its sessions (agents and clients over TCP) plus the
-// JobRegistry, which owns every job's state. A store error ends run() with
-// store::SqliteError: the store is the truth, and a restarted coordinator
-// resumes from it (docs/operations.md).
+// The coordinator is its listener, one Session a peer (coordinator/session.hpp),
+// the request handlers (coordinator/requests.hpp) and the JobRegistry, which
+// owns every job's state. A store error ends run() with store::SqliteError:
+// the store is the truth, and a restarted coordinator resumes from it
+// (docs/operations.md).
 class Coordinator {
  public:
   // Binds at once (so port() is known); accepts after start(). Unfinished
@@ -70,55 +68,30 @@ class Coordinator {
   // Stops accepting and closes every session; idempotent.
   void stop();
 
-  // Validates, expands and stores a sweep, then queues its jobs. Throws
-  // ts::InvalidInput naming `origin` and the field of a bad sweep, or a
-  // model no runner runs as the agents that ever registered reported, with
-  // `also_known` (capabilities of agents about to connect: `run`'s own).
-  Submission submit(const nlohmann::json& spec, const std::string& origin, const std::string& submitter,
-                    const std::vector<nlohmann::json>& also_known = {});
-  // Cancels a sweep (id or name) or a job (id); returns how many jobs stopped.
-  std::size_t cancel(const std::string& sweep, const std::string& job);
-  // Adds `runs` confirmation runs of each configuration (jobs.config_key)
-  // of a sweep (id or name): copies of each one's newest job. Returns the
-  // sweep id and the new job ids; an unknown sweep or configuration changes nothing.
-  std::pair<std::string, std::vector<std::string>> rerun(const std::string& sweep,
-                                                         const std::vector<std::string>& configurations, int64_t runs);
+  // What clients ask over TCP, for a caller in the same process (`run`).
+  Requests& requests() { return requests_; }
   void on_event(std::function<void(const JobEvent&)> observer) { registry_.on_event(std::move(observer)); }
-  nlohmann::json status_reply(const std::string& sweep = "");
 
  private:
-  struct AgentSession {
-    std::shared_ptr<wire::Connection> connection;
-    nlohmann::json capabilities, labels;
-    std::chrono::steady_clock::time_point connected_at, last_heard;
-  };
-
   asio::awaitable<void> accept_loop();
+  // The TLS handshake when configured, then the peer's Session to its end.
   asio::awaitable<void> serve(asio::ip::tcp::socket socket);
-  // Challenges a peer for the token; returns the coordinator's proof for the
-  // welcome. Throws ts::InvalidInput when the peer's answer is wrong.
-  asio::awaitable<std::string> authenticate(wire::Connection& connection, const nlohmann::json& hello);
-  asio::awaitable<void> serve_agent(std::shared_ptr<wire::Connection> connection, const nlohmann::json& hello);
-  asio::awaitable<void> serve_client(std::shared_ptr<wire::Connection> connection);
-  nlohmann::json answer_client(const std::string& type, const nlohmann::json& request);
-  // The id of a sweep given by id or name; throws ts::InvalidInput naming it.
-  std::string sweep_id_of(const std::string& id_or_name);
   // Every heartbeat interval: a heartbeat to each agent, the registry's
   // deadlines, and the metrics' gauges.
   asio::awaitable<void> housekeeping();
   asio::awaitable<void> loop_lag_probe();  // with metrics only
   void refresh_metrics();
-  void handle_agent_message(const std::string& agent, const std::string& type, const nlohmann::json& message);
-  void send_to_agent(const std::string& agent, const nlohmann::json& message);
 
   asio::io_context& io_;
   CoordinatorOptions options_;
   store::Store& store_;
   WriteBatch batch_;
-  std::map<std::string, AgentSession> agents_;
+  SessionSettings session_settings_;
+  ConnectedAgents agents_;
   JobRegistry registry_;
+  Requests requests_;
   asio::ip::tcp::acceptor acceptor_;
-  std::set<std::shared_ptr<wire::Connection>> connections_;
+  std::set<std::shared_ptr<Session>> sessions_;
   std::unique_ptr<Metrics> metrics_;
   bool stopped_ = false;
 };

@@ -4,13 +4,15 @@
 // per-group medians; optionally two values of one axis side by side (e.g.
 // eager vs compiled: speedup and memory reduction with bootstrap confidence
 // intervals) or a comparison with a baseline sweep that flags regressions
-// beyond noise, in the vocabulary of readers/vocabulary.hpp. The answers
-// are readers::Table values; the CLI renders them.
+// beyond noise, in the vocabulary of readers/vocabulary.hpp, with the
+// statistics of readers/comparisons.hpp. The answers are readers::Table
+// values; the CLI renders them.
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "readers/comparisons.hpp"
 #include "readers/table.hpp"
 #include "readers/vocabulary.hpp"
 
@@ -29,9 +31,8 @@ struct QueryOptions {
   // A sweep (id or name) or a tag (its newest sweep outside the filtered
   // results): each group is tested against the same group there.
   std::string baseline;
-  double regression_alpha = 0.01;      // Mann-Whitney two-sided p below this...
-  double regression_threshold = 0.05;  // ...and a change of the median worse than this fraction
-  std::uint64_t seed = 0;              // of the bootstrap intervals
+  RegressionRule regression;  // the verdict on --baseline's first metric
+  std::uint64_t seed = 0;     // of the bootstrap intervals
 };
 
 // Throws ts::InvalidInput naming the option of a bad axis, metric, filter or
@@ -41,8 +42,6 @@ Table query(Database& database, const QueryOptions& options);
 // when it names none): its rounds, the relative half-width of its speedup
 // interval, and why it stopped (docs/sweeps.md).
 Table adaptive_stops(Database& database, const ResultFilter& filter);
-// Every stored result that passes `filter`, one flat row each.
-Table export_results(Database& database, const ResultFilter& filter);
 // The sweep `baseline` names (docs/query.md) for the results of `current`.
 std::string resolve_baseline(Database& database, const std::string& baseline, const ResultFilter& current);
 // The configuration keys (jobs.config_key) of the results that pass `filter`.

@@ -1,18 +1,8 @@
 #include "readers/regressions.hpp"
 
-#include <algorithm>
-#include <cmath>
 #include <map>
 
 namespace ts::readers {
-
-double smallest_attainable_p(std::size_t n, std::size_t m) {
-  if (n == 0 || m == 0) return 1;
-  // log C(n + m, n) through lgamma: no overflow for long histories.
-  const double log_choose = std::lgamma(static_cast<double>(n + m + 1)) - std::lgamma(static_cast<double>(n + 1)) -
-                            std::lgamma(static_cast<double>(m + 1));
-  return std::min(1.0, 2 * std::exp(-log_choose));
-}
 
 namespace {
 
@@ -24,8 +14,7 @@ Table judged(Database& database, const RegressionOptions& options, const std::st
   query_options.filter.purpose = purpose;
   query_options.metrics = {"epoch_time"};
   query_options.baseline = baseline_id;
-  query_options.regression_alpha = options.alpha;
-  query_options.regression_threshold = options.threshold;
+  query_options.regression = options.rule;
   return query(database, query_options);
 }
 
@@ -75,8 +64,8 @@ Table regressions(Database& database, const RegressionOptions& options) {
     const auto base_runs = static_cast<std::size_t>(base_runs_cell.is_number() ? base_runs_cell.get<int64_t>() : 0);
     if (verdict == "regressed") {
       classification = rerun_verdict.empty() ? "flagged" : rerun_verdict == "regressed" ? "confirmed" : "unconfirmed";
-    } else if (verdict == "same" && change.is_number() && change.get<double>() > options.threshold &&
-               smallest_attainable_p(current_runs, base_runs) >= options.alpha) {
+    } else if (verdict == "same" && change.is_number() && change.get<double>() > options.rule.threshold &&
+               too_few_runs_to_flag(current_runs, base_runs, options.rule)) {
       classification = "suspicious";
     }
     out.push_back(classification.empty() ? nlohmann::json(nullptr) : nlohmann::json(classification));

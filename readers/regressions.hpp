@@ -19,8 +19,7 @@ namespace ts::readers {
 struct RegressionOptions {
   ResultFilter filter;   // the sweep(s) judged; its purpose is ignored
   std::string baseline;  // sweep id, name or tag (as query --baseline)
-  double alpha = QueryOptions{}.regression_alpha;
-  double threshold = QueryOptions{}.regression_threshold;
+  RegressionRule rule;
 };
 
 // One row per group of the judged results or the baseline: the group's
@@ -29,9 +28,5 @@ struct RegressionOptions {
 // rerun_p_value, rerun_verdict and classification (above; empty for groups
 // that are not worse).
 Table regressions(Database& database, const RegressionOptions& options);
-
-// The smallest two-sided p-value an exact Mann-Whitney test of n against m
-// runs can give: 2 / C(n + m, n).
-double smallest_attainable_p(std::size_t n, std::size_t m);
 
 }  // namespace ts::readers

@@ -249,7 +249,7 @@ nlohmann::json trends(Database& database, const ReportOptions& options, const st
                           {"runs", runs}});
     }
     StepDetectionOptions detection;
-    detection.minimum_change = options.threshold;  // smaller steps are not worth a mark
+    detection.minimum_change = options.rule.threshold;  // smaller steps are not worth a mark
     auto steps = nlohmann::json::array();
     for (const auto& step : detect_steps(medians, detection)) {
       const auto& at = entries[step.index];
@@ -372,7 +372,7 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
 
   std::string baseline_id;
   if (!options.baseline.empty()) {
-    RegressionOptions regression_options{filter, options.baseline, options.alpha, options.threshold};
+    RegressionOptions regression_options{filter, options.baseline, options.rule};
     const auto table = regressions(database, regression_options);
     baseline_id = resolve_baseline(database, options.baseline, filter);
     data["baseline"] = baseline_id;

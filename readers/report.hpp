@@ -19,8 +19,7 @@ struct ReportOptions {
   // narrow every section. The history is every sweep sharing a tag with them.
   ResultFilter filter;
   std::string baseline;  // sweep id, name or tag; empty: no regression section
-  double alpha = QueryOptions{}.regression_alpha;
-  double threshold = QueryOptions{}.regression_threshold;
+  RegressionRule rule;
   std::string store_path;           // shown, and used in the commands the page gives
   std::size_t history_limit = 200;  // newest sweeps of a tag in the trends
 };

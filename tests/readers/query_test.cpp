@@ -6,6 +6,7 @@
 
 #include "agent/judge/timing_summary.hpp"
 #include "cli/table_renderer.hpp"
+#include "readers/export.hpp"
 #include "readers/report.hpp"
 #include "shared/errors.hpp"
 #include "shared/timestamp.hpp"

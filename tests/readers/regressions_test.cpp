@@ -38,7 +38,7 @@ class Regressions : public ::testing::Test {
   }
   // model -> classification ("" for none)
   std::map<std::string, std::string> classified() {
-    const auto table = regressions(store_.database(), {{{"now"}, {}, "", "", {}, false}, "base"});
+    const auto table = regressions(store_.database(), {{{"now"}, {}, "", "", {}, false}, "base", {}});
     std::map<std::string, std::string> out;
     for (const auto& row : table.rows) {
       const auto& value = row[column_of(table, "classification")];
@@ -77,14 +77,6 @@ TEST_F(Regressions, TooFewRunsForTheTestAreSuspiciousNotSame) {
   add_runs("base", "resnet18", 3, 1.0);
   add_runs("now", "resnet18", 3, 1.01);  // within the threshold: nothing to say
   EXPECT_EQ(classified(), (std::map<std::string, std::string>{{"mlp", "suspicious"}, {"resnet18", ""}}));
-}
-
-TEST(SmallestAttainableP, MatchesTheExactDistribution) {
-  EXPECT_NEAR(smallest_attainable_p(5, 5), 2.0 / 252, 1e-12);
-  EXPECT_NEAR(smallest_attainable_p(4, 4), 2.0 / 70, 1e-12);
-  EXPECT_NEAR(smallest_attainable_p(3, 3), 0.1, 1e-12);
-  EXPECT_EQ(smallest_attainable_p(0, 5), 1);
-  EXPECT_LT(smallest_attainable_p(30, 30), 1e-15);
 }
 
 }  // namespace

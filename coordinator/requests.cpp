@@ -1,0 +1,168 @@
+#include "coordinator/requests.hpp"
+
+#include <format>
+#include <map>
+#include <random>
+
+#include "shared/errors.hpp"
+#include "shared/job_fields.hpp"
+#include "shared/log.hpp"
+#include "shared/sweep/runnable.hpp"
+#include "shared/sweep/sweep.hpp"
+#include "shared/timestamp.hpp"
+#include "shared/wire/protocol.hpp"
+
+namespace ts::coordinator {
+
+namespace {
+
+// cpu-quick-20261130T071500Z-3f2a: readable, sortable, unique enough that
+// two submissions in the same second do not collide.
+std::string new_sweep_id(const std::string& name) {
+  auto stamp = utc_timestamp();  // 2026-11-30T07:15:00.123Z
+  std::erase_if(stamp, [](char c) { return c == '-' || c == ':'; });
+  stamp = stamp.substr(0, 15) + "Z";
+  std::random_device entropy;
+  return std::format("{}-{}-{:04x}", name, stamp, entropy() & 0xffffu);
+}
+
+}  // namespace
+
+Submission Requests::submit(const nlohmann::json& spec, const std::string& origin, const std::string& submitter,
+                            const std::vector<nlohmann::json>& also_known) {
+  const auto sweep = sweep::expand(spec, origin);
+  // A model no runner of its name runs is refused now, not at 3 a.m.
+  auto capabilities = store_.agent_capabilities();
+  capabilities.insert(capabilities.end(), also_known.begin(), also_known.end());
+  auto warnings =
+      sweep::check_runnable(sweep, sweep::known_runners(capabilities), "as the agents that ever registered reported");
+  for (const auto& warning : warnings) log::warn("sweep {}: {}", sweep.name, warning);
+  batch_.open();
+  store::SweepRecord record{new_sweep_id(sweep.name), sweep.name,     spec, sweep.tags, submitter,
+                            sweep.priority,           utc_timestamp()};
+  std::vector<store::JobRecord> jobs;
+  jobs.reserve(sweep.jobs.size());
+  for (const auto& planned : sweep.jobs) {
+    auto document = planned.document;
+    const auto job_id = std::format("{}/{:04}", record.sweep_id, planned.ordinal);
+    document["job_id"] = job_id;
+    jobs.push_back({job_id, planned.ordinal, planned.config_key, planned.repeat,
+                    job_fields::get<std::string>(document, "runner"), job_fields::get<int64_t>(document, "gpus"),
+                    document, sweep.max_attempts});
+  }
+  store_.add_sweep(record, jobs);
+  const auto settings = SweepSettings::of(store_.sweeps(record.sweep_id).at(0).sequence, sweep);
+  for (const auto& job : jobs) {
+    registry_.add({job.job_id, record.sweep_id, job.config_key, job.runner, "queued", "", job.ordinal, job.repeat,
+                   job.gpus, 0, job.max_attempts, job.document},
+                  settings);
+  }
+  log::info("sweep {} submitted: {} jobs ({} configurations x {} repeats)", record.sweep_id, jobs.size(),
+            sweep.configurations, sweep.repeats);
+  registry_.dispatch();
+  return {record.sweep_id, sweep.name, jobs.size(), sweep.configurations, std::move(warnings)};
+}
+
+std::size_t Requests::cancel(const std::string& sweep, const std::string& job) {
+  const auto sweep_id = sweep.empty() ? std::string() : sweep_id_of(sweep);
+  if (sweep.empty() && !store_.job(job)) throw InvalidInput("job", "no job with id '" + job + "'");
+  return registry_.cancel(sweep_id, job);
+}
+
+std::pair<std::string, std::vector<std::string>> Requests::rerun(const std::string& sweep,
+                                                                 const std::vector<std::string>& configurations,
+                                                                 int64_t runs) {
+  const auto sweep_id = sweep_id_of(sweep);
+  const auto summary = store_.sweeps(sweep_id).at(0);
+  const auto settings = SweepSettings::of(summary.sequence, sweep::parse(summary.spec, "the stored sweep " + sweep_id));
+  // An adaptive sweep's rule would count the reruns as rounds of its pairs.
+  if (settings.adaptive) throw InvalidInput("sweep", "sweep " + sweep_id + " is adaptive: its rounds are not rerun");
+  std::map<std::string, store::StoredJob> newest;  // configuration key -> its newest job
+  int64_t next_ordinal = 0;
+  for (auto& job : store_.sweep_jobs(sweep_id)) {
+    next_ordinal = std::max(next_ordinal, job.ordinal + 1);
+    auto& last = newest[job.config_key];
+    if (last.job_id.empty() || job.repeat >= last.repeat) last = std::move(job);
+  }
+  std::vector<store::JobRecord> added;
+  for (std::size_t c = 0; c < configurations.size(); ++c) {
+    const auto found = newest.find(configurations[c]);
+    if (found == newest.end()) {
+      throw InvalidInput("configurations[" + std::to_string(c) + "]",
+                         "sweep " + sweep_id + " has no configuration '" + configurations[c] + "'");
+    }
+    const auto& last = found->second;
+    for (int64_t run = 0; run < runs; ++run) {
+      auto document = last.document;
+      const auto job_id = std::format("{}/{:04}", sweep_id, next_ordinal);
+      document["job_id"] = job_id;
+      added.push_back({job_id, next_ordinal++, last.config_key, last.repeat + 1 + run, last.runner, last.gpus, document,
+                       last.max_attempts, "confirmation"});
+    }
+  }
+  registry_.add_runs(sweep_id, added, settings);
+  registry_.dispatch();
+  std::vector<std::string> ids;
+  for (const auto& job : added) ids.push_back(job.job_id);
+  log::info("sweep {}: {} confirmation runs queued", sweep_id, ids.size());
+  return {sweep_id, ids};
+}
+
+nlohmann::json Requests::answer(const std::string& type, const nlohmann::json& request) {
+  if (type == "status") return status_reply(request.value("sweep", ""));
+  if (type == "submit") {
+    const auto submitted =
+        submit(request.at("sweep"), request.value("origin", "submitted sweep"), request.value("submitter", ""));
+    return wire::make_message("submitted", {{"sweep_id", submitted.sweep_id},
+                                            {"name", submitted.name},
+                                            {"jobs", submitted.jobs},
+                                            {"configurations", submitted.configurations},
+                                            {"warnings", submitted.warnings}});
+  }
+  if (type == "cancel") {
+    return wire::make_message("cancelled", {{"jobs", cancel(request.value("sweep", ""), request.value("job", ""))}});
+  }
+  if (type == "rerun") {
+    const auto [sweep_id, jobs] = rerun(request.at("sweep"), request.at("configurations"), request.at("runs"));
+    return wire::make_message("rerun_queued", {{"sweep_id", sweep_id}, {"jobs", jobs}});
+  }
+  throw InvalidInput("type", "unexpected message type '" + type + "' from a client");
+}
+
+std::string Requests::sweep_id_of(const std::string& id_or_name) {
+  const auto found = store_.resolve_sweep(id_or_name);
+  if (!found) throw InvalidInput("sweep", "no sweep with id or name '" + id_or_name + "'");
+  return *found;
+}
+
+nlohmann::json Requests::status_reply(const std::string& sweep) {
+  // The sweep asked for, or every active sweep and the last few finished ones.
+  nlohmann::json sweeps = nlohmann::json::array();
+  for (const auto& summary : store_.sweeps(sweep.empty() ? std::string() : sweep_id_of(sweep), finished_sweeps_shown)) {
+    sweeps.push_back({{"sweep_id", summary.sweep_id},
+                      {"name", summary.name},
+                      {"state", summary.state},
+                      {"priority", summary.priority},
+                      {"created_at", summary.created_at},
+                      {"total", summary.total},
+                      {"jobs", summary.jobs}});
+    if (auto pairs = store_.adaptive_pairs(summary.sweep_id); !pairs.empty()) sweeps.back()["adaptive"] = pairs;
+  }
+  nlohmann::json agents = nlohmann::json::array();
+  const auto now = std::chrono::steady_clock::now();
+  for (const auto& [name, session] : agents_.all()) {
+    const auto& capabilities = session.capabilities;
+    agents.push_back({{"name", name},
+                      {"address", session.connection->peer()},
+                      {"hostname", capabilities.value("hostname", "")},
+                      {"cpu_cores", capabilities.value("cpu_cores", 0)},
+                      {"gpus", capabilities.contains("gpus") ? capabilities["gpus"].size() : 0},
+                      {"labels", session.labels},
+                      {"runners", capabilities.value("runners", nlohmann::json::array())},
+                      {"connected_s", std::chrono::duration<double>(now - session.connected_at).count()},
+                      {"running", registry_.running_on(name)}});
+  }
+  return wire::make_message("status_reply", {{"sweeps", sweeps}, {"agents", agents}});
+}
+
+}  // namespace ts::coordinator
