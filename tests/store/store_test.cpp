@@ -1,8 +1,11 @@
 #include "store/store.hpp"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <filesystem>
+#include <memory>
+#include <optional>
 
 #include "shared/errors.hpp"
 #include "store/migrations.hpp"
@@ -234,6 +237,85 @@ TEST(Store, ConfigMediansViewPoolsRepeats) {
   EXPECT_EQ(view.text(0), "eager");
   EXPECT_EQ(view.integer(1), 3);
   EXPECT_DOUBLE_EQ(view.real(2), 2.0);
+}
+
+// A cell as the plain SQLite API reads it: null, or a number.
+std::optional<double> plain_cell(sqlite3_stmt* row, int column) {
+  if (sqlite3_column_type(row, column) == SQLITE_NULL) return std::nullopt;
+  return sqlite3_column_double(row, column);
+}
+
+// Every view reads in any SQLite client (3.25 or later), which knows none
+// of the functions torchsweep registers on its own connections, with the
+// same exact medians as torchsweep's median().
+TEST_F(StoreFile, ViewsNeedNoFunctionOfTorchsweepsAndGiveItsExactMedians) {
+  {
+    Store store(path_);
+    int id = 0;
+    // Groups of 1 to 4 runs: odd and even counts; compiled runs carry a compile time, eager ones none.
+    const std::vector<std::pair<std::string, std::vector<double>>> groups{{"eager", {1.3, 0.7, 1.1, 0.9}},
+                                                                          {"compiled", {0.55, 0.51, 0.6}},
+                                                                          {"eager-bf16", {2.2}},
+                                                                          {"compiled-bs8", {0.3, 0.1}}};
+    for (const auto& [name, seconds] : groups) {
+      for (std::size_t run = 0; run < seconds.size(); ++run) {
+        SyntheticResult result{.job_id = "j" + std::to_string(++id),
+                               .mode = name.starts_with("compiled") ? "compiled" : "eager",
+                               .precision = name.ends_with("bf16") ? "bf16" : "fp32",
+                               .batch_size = name.ends_with("bs8") ? 8 : 64,
+                               .epoch_seconds = {seconds[run]},
+                               .peak_bytes = (int64_t{1} << 30) + 4097 * static_cast<int64_t>(run * run)};
+        store.ingest_result(make_result(result), "a");
+      }
+    }
+  }
+  const std::string columns = "mode, precision, batch_size";
+  sqlite3* opened = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path_.c_str(), &opened, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  const std::unique_ptr<sqlite3, decltype(&sqlite3_close)> plain(opened, sqlite3_close);
+  for (const char* view : {"config_medians", "latest_sweep_per_tag", "result_steps"}) {
+    sqlite3_stmt* statement = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(plain.get(), ("SELECT * FROM " + std::string(view)).c_str(), -1, &statement, nullptr),
+              SQLITE_OK)
+        << view << ": " << sqlite3_errmsg(plain.get());
+    sqlite3_finalize(statement);
+  }
+  sqlite3_stmt* prepared = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(plain.get(),
+                               ("SELECT " + columns +
+                                ", results, median_epoch_s, samples_per_s, peak_memory_bytes, compile_s "
+                                "FROM config_medians ORDER BY " +
+                                columns)
+                                   .c_str(),
+                               -1, &prepared, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(plain.get());
+  const std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)> view(prepared, sqlite3_finalize);
+
+  Database database(path_, Database::Access::read_only);
+  auto expected = database.prepare(
+      "SELECT mode_ran, precision, batch_size, COUNT(*), median(median_epoch_s), median(samples_per_s), "
+      "median(peak_memory_bytes), median(compile_s) FROM results WHERE status = 'ok' "
+      "GROUP BY model, task, batch_size, precision, mode_ran, compiler, runner, gpus, device_name ORDER BY 1, 2, 3");
+  int rows = 0;
+  while (expected.step()) {
+    ASSERT_EQ(sqlite3_step(view.get()), SQLITE_ROW) << sqlite3_errmsg(plain.get());
+    ++rows;
+    const std::string where = expected.text(0) + "/" + expected.text(1) + "/" + expected.text(2);
+    EXPECT_EQ(reinterpret_cast<const char*>(sqlite3_column_text(view.get(), 0)), expected.text(0));
+    EXPECT_EQ(sqlite3_column_int64(view.get(), 3), expected.integer(3)) << where;
+    for (int column = 4; column <= 7; ++column) {
+      const auto value = plain_cell(view.get(), column);
+      if (expected.is_null(column)) {
+        EXPECT_FALSE(value) << where << " column " << column;
+      } else {
+        ASSERT_TRUE(value) << where << " column " << column;
+        EXPECT_EQ(*value, expected.real(column)) << where << " column " << column;  // exact, not near
+      }
+    }
+  }
+  EXPECT_EQ(rows, 4);
+  EXPECT_EQ(sqlite3_step(view.get()), SQLITE_DONE);
 }
 
 TEST(Transaction, RollsBackUnlessCommittedAndRefusesADoubleCommit) {
