@@ -2,6 +2,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/filter_options.hpp"
+#include "cli/parquet_export.hpp"
 #include "cli/table_renderer.hpp"
 #include "cli/terminal_width.hpp"
 #include "readers/export.hpp"
@@ -61,13 +62,25 @@ Command add_query_command(CLI::App& app) {
 }
 
 Command add_export_command(CLI::App& app) {
-  auto* command = app.add_subcommand("export", "every stored result as flat rows (CSV or JSON)");
-  auto settings = std::make_shared<FilterSettings>();
+  auto* command = app.add_subcommand(
+      "export", "every stored result as flat rows (CSV or JSON), or results and steps as Parquet files");
+  struct Settings : FilterSettings {
+    std::string out;
+  };
+  auto settings = std::make_shared<Settings>();
   add_filter_options(command, *settings, "csv");
+  command->get_option("--format")->description("table | csv | json | parquet (with --out)");
+  command->add_option("--out", settings->out,
+                      "with --format parquet: the existing folder results.parquet and steps.parquet go to");
   return [settings] {
-    const auto format = parse_format(settings->format, "--format");
     auto database = store::open_read_only(settings->db);
-    std::cout << render(readers::export_results(database, settings->filter()), format, terminal_width());
+    if (settings->format == "parquet") {
+      export_parquet(database, settings->filter(), settings->out);
+      return exit_code::ok;
+    }
+    if (!settings->out.empty()) throw InvalidInput("--out", "--out is for --format parquet");
+    const auto format = parse_format(settings->format, "--format");
+    std::cout << render(readers::export_table(database, settings->filter(), "results"), format, terminal_width());
     return exit_code::ok;
   };
 }

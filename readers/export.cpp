@@ -1,71 +1,79 @@
 #include "readers/export.hpp"
 
-#include <set>
+#include <map>
+#include <nlohmann/json.hpp>
 
-#include "readers/sql_parts.hpp"
+#include "shared/schema.hpp"
 
 namespace ts::readers {
 
-Table export_results(Database& database, const ResultFilter& filter) {
-  const auto condition = condition_of(database, filter);
-  static const std::vector<std::string> columns{"job_id",
-                                                "attempt",
-                                                "sweep_id",
-                                                "status",
-                                                "model",
-                                                "task",
-                                                "batch_size",
-                                                "precision",
-                                                "mode",
-                                                "mode_ran",
-                                                "compiler",
-                                                "runner",
-                                                "gpus",
-                                                "device_name",
-                                                "torch_version",
-                                                "host",
-                                                "agent",
-                                                "median_epoch_s",
-                                                "samples_per_s",
-                                                "median_step_s",
-                                                "compile_s",
-                                                "warmup_s",
-                                                "peak_memory_bytes",
-                                                "peak_memory_field",
-                                                "peak_allocated_bytes",
-                                                "peak_reserved_bytes",
-                                                "warmup_peak_memory_bytes",
-                                                "noisy",
-                                                "warmup_insufficient",
-                                                "flops_per_step",
-                                                "achieved_flops_per_s",
-                                                "peak_flops_per_s",
-                                                "mfu",
-                                                "fused_kernels",
-                                                "fallback_reason",
-                                                "error",
-                                                "received_at"};
-  std::string sql = "SELECT ";
-  for (std::size_t i = 0; i < columns.size(); ++i) sql += (i ? ", r." : "r.") + columns[i];
-  sql += " FROM results r WHERE " + condition.sql + " ORDER BY r.received_at, r.job_id, r.attempt";
-  auto select = database.prepare(sql);
-  bind_condition(select, condition);
-  Table table{columns, {}};
-  static const std::set<std::string> real_columns{
-      "median_epoch_s", "samples_per_s",        "median_step_s",    "compile_s", "warmup_s",
-      "flops_per_step", "achieved_flops_per_s", "peak_flops_per_s", "mfu"};
-  while (select.step()) {
-    std::vector<nlohmann::json> row;
-    for (int c = 0; c < static_cast<int>(columns.size()); ++c) {
-      if (real_columns.contains(columns[c])) {
-        row.push_back(select.is_null(c) ? nlohmann::json(nullptr) : nlohmann::json(select.real(c)));
-      } else {
-        row.push_back(cell(select, c));
+namespace {
+
+struct ExportTable {
+  std::string source;              // the store's table or view
+  std::vector<std::string> order;  // its columns the rows are sorted by
+  std::vector<ExportColumn> columns;
+};
+
+const std::map<std::string, ExportTable>& contract() {
+  static const auto tables = [] {
+    const auto document = nlohmann::json::parse(schema::text("export_columns.json"));
+    std::map<std::string, ExportTable> parsed;
+    for (const auto& [name, table] : document.at("tables").items()) {
+      auto& out = parsed[name];
+      out.source = table.at("source").get<std::string>();
+      out.order = table.at("order").get<std::vector<std::string>>();
+      for (const auto& column : table.at("columns")) {
+        out.columns.push_back({column.at("name").get<std::string>(), column.at("type").get<std::string>()});
       }
     }
-    table.rows.push_back(std::move(row));
+    return parsed;
+  }();
+  return tables;
+}
+
+}  // namespace
+
+const std::vector<std::string>& export_tables() {
+  static const std::vector<std::string> names{"results", "steps"};
+  return names;
+}
+
+const std::vector<ExportColumn>& export_columns(const std::string& table) { return contract().at(table).columns; }
+
+Table export_table(Database& database, const ResultFilter& filter, const std::string& table) {
+  const auto& spec = contract().at(table);
+  const auto condition = condition_of(database, filter);
+  // The filter is on the results (alias r); a step goes with its result.
+  const std::string alias = spec.source == "results" ? "r." : "t.";
+  std::string sql = "SELECT ";
+  for (std::size_t i = 0; i < spec.columns.size(); ++i) sql += (i ? ", " : "") + alias + spec.columns[i].name;
+  sql += spec.source == "results" ? " FROM results r"
+                                  : " FROM " + spec.source + " t JOIN results r USING (job_id, attempt)";
+  sql += " WHERE " + condition.sql + " ORDER BY ";
+  for (std::size_t i = 0; i < spec.order.size(); ++i) sql += (i ? ", " : "") + alias + spec.order[i];
+  auto select = database.prepare(sql);
+  bind_condition(select, condition);
+  Table out;
+  for (const auto& column : spec.columns) out.columns.push_back(column.name);
+  while (select.step()) {
+    std::vector<nlohmann::json> row;
+    row.reserve(spec.columns.size());
+    for (int c = 0; c < static_cast<int>(spec.columns.size()); ++c) {
+      const auto& type = spec.columns[static_cast<std::size_t>(c)].type;
+      if (select.is_null(c)) {
+        row.emplace_back(nullptr);
+      } else if (type == "float64") {
+        row.emplace_back(select.real(c));
+      } else if (type == "int64" || type == "bool") {
+        row.emplace_back(select.integer(c));
+      } else {
+        row.emplace_back(select.text(c));
+      }
+    }
+    out.rows.push_back(std::move(row));
   }
-  return table;
+  return out;
 }
 
 }  // namespace ts::readers

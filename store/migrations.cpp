@@ -1,5 +1,7 @@
 #include "store/migrations.hpp"
 
+#include <sqlite3.h>
+
 #include <charconv>
 #include <filesystem>
 
@@ -59,7 +61,14 @@ Database open_read_only(const std::string& path) {
   if (!std::filesystem::exists(path)) throw InvalidInput("--db", "no store at '" + path + "'");
   Database database(path, Database::Access::read_only);
   const auto latest = latest_schema_version();
-  const auto current = database.user_version();
+  int64_t current = 0;
+  try {
+    current = database.user_version();
+  } catch (const SqliteError& error) {
+    // SQLite reads the header first: a file of another kind fails here.
+    if (error.code() != SQLITE_NOTADB) throw;
+    throw InvalidInput("--db", path + ": not a torchsweep store (SQLite: file is not a database)");
+  }
   if (current > latest) throw newer_schema(path, current, latest);
   if (current < latest) {
     throw InvalidInput("--db", path + ": store schema version " + std::to_string(current) +

@@ -342,7 +342,7 @@ TEST_F(QueryStore, UtilisationAndAchievedFlopsAreMetrics) {
   ASSERT_EQ(table.rows.size(), 1u);
   EXPECT_NEAR(table.rows[0][column(table, "mfu")].get<double>(), 0.2, 1e-12);
   EXPECT_NEAR(table.rows[0][column(table, "achieved_tflops_per_s")].get<double>(), 2.0, 1e-12);
-  const auto exported = export_results(store_.database(), options.filter);
+  const auto exported = export_table(store_.database(), options.filter, "results");
   EXPECT_NEAR(exported.rows[0][column(exported, "flops_per_step")].get<double>(), 1.92e11, 1);
 }
 
@@ -451,7 +451,7 @@ TEST_F(QueryStore, ScalingEfficiencyComparesEachRankCountWithOneRank) {
 TEST_F(QueryStore, ExportIsOneFlatRowPerResult) {
   ResultFilter filter;
   filter.sweeps = {"night-1"};
-  const auto table = export_results(store_.database(), filter);
+  const auto table = export_table(store_.database(), filter, "results");
   EXPECT_EQ(table.rows.size(), 24u);
   EXPECT_EQ(table.columns.front(), "job_id");
   const auto csv = cli::render(table, cli::Format::csv);
@@ -459,6 +459,28 @@ TEST_F(QueryStore, ExportIsOneFlatRowPerResult) {
   const auto json = nlohmann::json::parse(cli::render(table, cli::Format::json));
   EXPECT_EQ(json.size(), 24u);
   EXPECT_EQ(json[0].at("sweep_id"), "night-1");
+}
+
+TEST_F(QueryStore, ExportedStepsAreEveryTimedStepOfTheFilteredResultsWithTheirKey) {
+  ResultFilter filter;
+  filter.sweeps = {"night-1"};
+  filter.where = {{"model", "mlp"}};
+  const auto results = export_table(store_.database(), filter, "results");
+  const auto steps = export_table(store_.database(), filter, "steps");
+  ASSERT_FALSE(results.rows.empty());
+  EXPECT_EQ(steps.columns, (std::vector<std::string>{"job_id", "attempt", "epoch", "step", "seconds"}));
+  std::map<std::string, int> per_job;
+  for (const auto& row : steps.rows) ++per_job[row[0].get<std::string>()];
+  EXPECT_EQ(per_job.size(), results.rows.size());  // only the filtered results' steps
+  for (const auto& row : results.rows) EXPECT_EQ(per_job[row[0].get<std::string>()], 3 * 10) << row[0];
+  EXPECT_TRUE(steps.rows[0][4].is_number_float());
+  // Every column the contract names, typed as it says.
+  const std::string results_table = "results";  // named: GCC 14 takes a temporary's reference for a dangling one
+  for (const auto& column : export_columns(results_table)) {
+    EXPECT_NE(std::find(results.columns.begin(), results.columns.end(), column.name), results.columns.end());
+  }
+  EXPECT_TRUE(results.rows[0][column(results, "noisy")].is_number_integer());
+  EXPECT_TRUE(results.rows[0][column(results, "received_at")].is_string());
 }
 
 // A runner of another framework has no torch version (context.torch_version

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
 
@@ -102,6 +103,20 @@ TEST_F(StoreFile, ReadersOpenReadOnlyAndRefuseStoresOfAnotherSchemaWithoutMigrat
   auto reader = open_read_only(path_);
   EXPECT_EQ(count(reader, "results"), 0);
   EXPECT_THROW(reader.execute("INSERT INTO notes VALUES ('no')"), SqliteError);
+}
+
+TEST_F(StoreFile, AFileOfAnotherKindIsRefusedNamingIt) {
+  {
+    std::ofstream notes(path_);
+    for (int line = 0; line < 100; ++line) notes << "not a database\n";
+  }
+  try {
+    open_read_only(path_);
+    ADD_FAILURE() << "a text file was opened as a store";
+  } catch (const InvalidInput& error) {
+    EXPECT_EQ(error.field(), "--db");
+    EXPECT_NE(std::string(error.what()).find(path_ + ": not a torchsweep store"), std::string::npos) << error.what();
+  }
 }
 
 TEST_F(StoreFile, Version1StoreKeepsItsStepTimesThroughMigration2) {
