@@ -1,10 +1,10 @@
 #include "agent/agent.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <format>
 #include <set>
 
 #include "agent/capabilities.hpp"
@@ -218,7 +218,7 @@ std::optional<std::string> Agent::conflict(const std::string& job_id, const Runn
                 candidate.attempt);
       *same->second.cancel_requested = true;
     }
-    return std::format("attempt {} of this job is still running here", same->second.attempt);
+    return fmt::format("attempt {} of this job is still running here", same->second.attempt);
   }
   for (const auto& [other_id, other] : running_) {
     if (candidate.exclusive || other.exclusive) {
@@ -227,7 +227,7 @@ std::optional<std::string> Agent::conflict(const std::string& job_id, const Runn
     if (candidate.cpu && other.cpu) return "CPU job " + other_id + " runs here";
     for (const auto gpu : candidate.gpus) {
       if (std::find(other.gpus.begin(), other.gpus.end(), gpu) != other.gpus.end())
-        return std::format("GPU {} is in use by job {}", gpu, other_id);
+        return fmt::format("GPU {} is in use by job {}", gpu, other_id);
     }
   }
   return std::nullopt;
@@ -270,7 +270,7 @@ void Agent::accept(const nlohmann::json& assign) {
   log::info("job {} attempt {}: starting runner {}", job_id, attempt, runner->first);
   // An outcome that cannot be spooled must not vanish: the agent stops.
   asio::co_spawn(io_, run_job(std::move(resolved), runner->second),
-                 rethrow_from_run(std::format("job {} attempt {}", job_id, attempt)));
+                 rethrow_from_run(fmt::format("job {} attempt {}", job_id, attempt)));
 }
 
 asio::awaitable<void> Agent::run_job(nlohmann::json assign, std::filesystem::path runner) {

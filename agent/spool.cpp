@@ -1,7 +1,8 @@
 #include "agent/spool.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <format>
 
 #include "shared/errors.hpp"
 #include "shared/json_io.hpp"
@@ -12,7 +13,7 @@ namespace ts::agent {
 std::string file_name_of(const std::string& job_id, int64_t attempt) {
   auto name = job_id;
   std::replace(name.begin(), name.end(), '/', '_');
-  return std::format("{}.attempt-{}", name, attempt);
+  return fmt::format("{}.attempt-{}", name, attempt);
 }
 
 Spool::Spool(std::filesystem::path directory) : directory_(std::move(directory)) {

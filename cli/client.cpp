@@ -33,9 +33,10 @@ nlohmann::json request(const wire::Endpoint& coordinator, const nlohmann::json& 
       if (answer.value("fatal", false)) throw std::runtime_error(why);
       throw InvalidInput(answer.value("field", ""), why);
     };
-    check(co_await wire::peer_handshake(
-        *connection, {{"role", "client"}, {"name", "torchsweep-cli"}, {"version", std::string(version::number())}},
-        token, timeout));
+    // Named, not a braced list inside co_await: GCC 12 rejects that ("array used as initializer").
+    const nlohmann::json hello{
+        {"role", "client"}, {"name", "torchsweep-cli"}, {"version", std::string(version::number())}};
+    check(co_await wire::peer_handshake(*connection, hello, token, timeout));
     connection->send(message);
     reply = co_await wire::receive_within(*connection, timeout);
     check(reply);

@@ -2,12 +2,12 @@
 // loopback port, one local agent and the store, all in this process; the
 // jobs still run in their own worker processes. Prints progress while the
 // sweep runs, then the results table.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <boost/asio.hpp>
 #include <cstdio>
 #include <filesystem>
-#include <format>
 #include <iostream>
 
 #include "agent/agent.hpp"
@@ -34,7 +34,7 @@ using coordinator::JobEvent;
 
 std::string duration_text(double seconds) {
   const auto whole = static_cast<int64_t>(seconds + 0.5);
-  return whole >= 60 ? std::format("{}m{:02}s", whole / 60, whole % 60) : std::format("{}s", whole);
+  return whole >= 60 ? fmt::format("{}m{:02}s", whole / 60, whole % 60) : fmt::format("{}s", whole);
 }
 
 // "model=mlp precision=fp32 mode=compiled" from a configuration key (JSON).
@@ -63,7 +63,7 @@ class ProgressReport {
         epoch_ = {event.epoch, event.epochs};
         break;
       case JobEvent::Kind::requeued:
-        line(std::format("retrying {}: {}", event.job_id, event.detail));
+        line(fmt::format("retrying {}: {}", event.job_id, event.detail));
         break;
       case JobEvent::Kind::added:  // another round of an adaptive sweep
         ++total_;
@@ -76,7 +76,7 @@ class ProgressReport {
         if (event.kind == JobEvent::Kind::cancelled) ++cancelled_;
         if (!tty_ || event.kind == JobEvent::Kind::failed) {
           const auto job = store_.job(event.job_id);
-          line(std::format("[{}/{}] {} {}{}", finished_, total_,
+          line(fmt::format("[{}/{}] {} {}{}", finished_, total_,
                            event.kind == JobEvent::Kind::done     ? "done  "
                            : event.kind == JobEvent::Kind::failed ? "FAILED"
                                                                   : "cancelled",
@@ -107,12 +107,12 @@ class ProgressReport {
             ? duration_text(elapsed / static_cast<double>(finished_) * static_cast<double>(total_ - finished_))
             : std::string("?");
     // Cancelled jobs are counted apart: after Ctrl-C "[12/12] 0 failed" read as a clean run.
-    auto text = std::format("[{}/{}] {} failed{}, elapsed {}, ETA {}", finished_, total_, failed_,
-                            cancelled_ > 0 ? std::format(", {} cancelled", cancelled_) : std::string(),
+    auto text = fmt::format("[{}/{}] {} failed{}, elapsed {}, ETA {}", finished_, total_, failed_,
+                            cancelled_ > 0 ? fmt::format(", {} cancelled", cancelled_) : std::string(),
                             duration_text(elapsed), complete() ? "0s" : eta);
     if (!complete() && !current_.empty()) {
-      text += std::format(" | {}", current_.substr(current_.find('/') + 1));
-      if (epoch_.second > 0) text += std::format(" epoch {}/{}", epoch_.first, epoch_.second);
+      text += fmt::format(" | {}", current_.substr(current_.find('/') + 1));
+      if (epoch_.second > 0) text += fmt::format(" epoch {}/{}", epoch_.first, epoch_.second);
     }
     std::fprintf(stderr, "\r\033[K%s", text.c_str());
     std::fflush(stderr);

@@ -1,4 +1,5 @@
-#include <format>
+#include <fmt/format.h>
+
 #include <iostream>
 
 #include "cli/client.hpp"
@@ -40,7 +41,7 @@ Command add_status_command(CLI::App& app) {
       for (const auto& pair : sweep.value("adaptive", nlohmann::json::array())) {
         const auto& half = pair.at("half_width");
         pairs.rows.push_back({sweep.at("sweep_id"), pair.at("pair").dump(), pair.at("state"), pair.at("rounds"),
-                              half.is_null() ? "n too small" : std::format("±{:.1f}%", half.get<double>() * 100)});
+                              half.is_null() ? "n too small" : fmt::format("±{:.1f}%", half.get<double>() * 100)});
       }
     }
     Table agents{{"agent", "address", "host", "cores", "gpus", "running_jobs"}, {}};

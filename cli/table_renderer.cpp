@@ -1,8 +1,9 @@
 #include "cli/table_renderer.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <format>
 #include <numeric>
 
 #include "readers/sql_parts.hpp"
@@ -27,13 +28,13 @@ std::string display(const nlohmann::json& value) {
   if (value.is_null()) return "-";
   if (value.is_number_float()) {
     const double x = value.get<double>();
-    return std::abs(x) >= 1e4 ? std::format("{:.0f}", x) : std::format("{:.4g}", x);
+    return std::abs(x) >= 1e4 ? fmt::format("{:.0f}", x) : fmt::format("{:.4g}", x);
   }
   return json_text(value);
 }
 
 std::string csv_field(const nlohmann::json& value) {
-  auto text = value.is_number_float() ? std::format("{}", value.get<double>()) : json_text(value);
+  auto text = value.is_number_float() ? fmt::format("{}", value.get<double>()) : json_text(value);
   if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
   std::string quoted = "\"";
   for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
@@ -83,13 +84,13 @@ std::string render(const Table& table, Format format, std::size_t width) {
   const auto text_of = [&](const std::vector<nlohmann::json>& row, std::size_t c) {
     const auto& name = table.columns[c];
     const auto shown_as = [&](const nlohmann::json& value) {
-      return percent(name) && value.is_number() ? std::format("{:+.1f}%", value.get<double>() * 100) : display(value);
+      return percent(name) && value.is_number() ? fmt::format("{:+.1f}%", value.get<double>() * 100) : display(value);
     };
     auto text = shown_as(row[c]);
     if (has_column(name + "_low") && !row[c].is_null()) {
       const auto low = static_cast<std::size_t>(std::find(table.columns.begin(), table.columns.end(), name + "_low") -
                                                 table.columns.begin());
-      text += row[low].is_null() ? std::format(" [n too small: < {} runs a side]", stats::minimum_runs_for_interval)
+      text += row[low].is_null() ? fmt::format(" [n too small: < {} runs a side]", stats::minimum_runs_for_interval)
                                  : " [" + shown_as(row[low]) + ", " + shown_as(row[low + 1]) + "]";
     }
     return text;

@@ -1,6 +1,7 @@
 #include "coordinator/job_registry.hpp"
 
-#include <format>
+#include <fmt/format.h>
+
 #include <set>
 
 #include "shared/errors.hpp"
@@ -185,7 +186,7 @@ void JobRegistry::judge_round(const std::string& sweep_id, const std::string& co
   std::vector<store::JobRecord> runs;
   for (const auto& [key, last] : last_of) {
     auto document = last.document;
-    const auto job_id = std::format("{}/{:04}", sweep_id, next_ordinal);
+    const auto job_id = fmt::format("{}/{:04}", sweep_id, next_ordinal);
     document["job_id"] = job_id;
     runs.push_back({job_id, next_ordinal++, key, rounds, last.runner, last.gpus, document, last.max_attempts});
   }
@@ -215,7 +216,7 @@ void JobRegistry::attempt_failed(const std::string& job_id, const std::string& r
     notify(JobEvent::Kind::requeued, job_id, job, reason);
     return;
   }
-  const auto why = retryable ? std::format("{} (attempt {} of {})", reason, job.attempt, job.max_attempts) : reason;
+  const auto why = retryable ? fmt::format("{} (attempt {} of {})", reason, job.attempt, job.max_attempts) : reason;
   log::warn("job {} failed: {}", job_id, why);
   finish(job_id, JobEvent::Kind::failed, "failed", why);
 }
@@ -386,7 +387,7 @@ void JobRegistry::expire(Clock::time_point now) {
     } else if (job.phase == Phase::running && now >= job.until) {
       cancel_on_agent(job.agent, job_id, job.attempt);
       scheduler_.block(job.agent, true);  // until its heartbeats show the attempt gone
-      due.emplace_back(job_id, std::format("no outcome from agent {} within the coordinator's deadline ({:.0f} s)",
+      due.emplace_back(job_id, fmt::format("no outcome from agent {} within the coordinator's deadline ({:.0f} s)",
                                            job.agent, seconds_of(deadline(job))));
     } else if (job.phase == Phase::running && job.unreported_since &&
                now >= *job.unreported_since + options_.reattach_grace) {

@@ -1,6 +1,7 @@
 #include "coordinator/requests.hpp"
 
-#include <format>
+#include <fmt/format.h>
+
 #include <map>
 #include <random>
 
@@ -23,7 +24,7 @@ std::string new_sweep_id(const std::string& name) {
   std::erase_if(stamp, [](char c) { return c == '-' || c == ':'; });
   stamp = stamp.substr(0, 15) + "Z";
   std::random_device entropy;
-  return std::format("{}-{}-{:04x}", name, stamp, entropy() & 0xffffu);
+  return fmt::format("{}-{}-{:04x}", name, stamp, entropy() & 0xffffu);
 }
 
 }  // namespace
@@ -44,7 +45,7 @@ Submission Requests::submit(const nlohmann::json& spec, const std::string& origi
   jobs.reserve(sweep.jobs.size());
   for (const auto& planned : sweep.jobs) {
     auto document = planned.document;
-    const auto job_id = std::format("{}/{:04}", record.sweep_id, planned.ordinal);
+    const auto job_id = fmt::format("{}/{:04}", record.sweep_id, planned.ordinal);
     document["job_id"] = job_id;
     jobs.push_back({job_id, planned.ordinal, planned.config_key, planned.repeat,
                     job_fields::get<std::string>(document, "runner"), job_fields::get<int64_t>(document, "gpus"),
@@ -94,7 +95,7 @@ std::pair<std::string, std::vector<std::string>> Requests::rerun(const std::stri
     const auto& last = found->second;
     for (int64_t run = 0; run < runs; ++run) {
       auto document = last.document;
-      const auto job_id = std::format("{}/{:04}", sweep_id, next_ordinal);
+      const auto job_id = fmt::format("{}/{:04}", sweep_id, next_ordinal);
       document["job_id"] = job_id;
       added.push_back({job_id, next_ordinal++, last.config_key, last.repeat + 1 + run, last.runner, last.gpus, document,
                        last.max_attempts, "confirmation"});

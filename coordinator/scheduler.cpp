@@ -1,7 +1,8 @@
 #include "coordinator/scheduler.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <format>
 
 namespace ts::coordinator {
 
@@ -59,11 +60,11 @@ Scheduler::QueueKey Scheduler::key_of(const SchedulableJob& job) {
 }
 
 std::string Scheduler::class_of(const SchedulableJob& job) {
-  auto key = std::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", job.runner, job.uses_gpus, job.gpus, job.node_exclusive,
+  auto key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", job.runner, job.uses_gpus, job.gpus, job.node_exclusive,
                          job.requirements.gpu_type, job.requirements.min_gpu_memory_gb);
-  for (const auto& [label, value] : job.requirements.labels) key += std::format("\x1f{}={}", label, value);
+  for (const auto& [label, value] : job.requirements.labels) key += fmt::format("\x1f{}={}", label, value);
   // A pinned job's agent is its configuration's own; hosts name its agents.
-  if (job.pinned) key += std::format("\x1epin\x1f{}\x1f{}", job.sweep_id, job.config_key);
+  if (job.pinned) key += fmt::format("\x1epin\x1f{}\x1f{}", job.sweep_id, job.config_key);
   for (const auto& host : job.hosts) key += "\x1ehost\x1f" + host;
   return key;
 }

@@ -1,9 +1,10 @@
 #include "shared/timestamp.hpp"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <format>
 #include <regex>
 
 #include "shared/errors.hpp"
@@ -50,7 +51,7 @@ std::string utc_instant(const std::string& text, const std::string& field) {
   const auto day_start = floor<days>(instant);
   const year_month_day utc_date(day_start);
   const hh_mm_ss time(floor<milliseconds>(instant - day_start));
-  return std::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", static_cast<int>(utc_date.year()),
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", static_cast<int>(utc_date.year()),
                      static_cast<unsigned>(utc_date.month()), static_cast<unsigned>(utc_date.day()),
                      time.hours().count(), time.minutes().count(), time.seconds().count(), time.subseconds().count());
 }

@@ -1,7 +1,8 @@
 #include "agent/judge/input_stalls.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <format>
 #include <vector>
 
 #include "shared/job_fields.hpp"
@@ -24,7 +25,7 @@ void judge_input_stalls(nlohmann::json& result) {
   data["input_bound"] = median > above;
   data["input_bound_epochs"] = std::count_if(fractions.begin(), fractions.end(), [&](double f) { return f > above; });
   if (median > above) {
-    result["warnings"].push_back(std::format(
+    result["warnings"].push_back(fmt::format(
         "input-bound: the step loop waited for data {:.1f}% of the median epoch (above input_bound_above, {})",
         100 * median, above));
   }

@@ -1,6 +1,7 @@
 #include "agent/judge/timing_summary.hpp"
 
-#include <format>
+#include <fmt/format.h>
+
 #include <vector>
 
 #include "shared/job_fields.hpp"
@@ -33,7 +34,7 @@ void summarize_timing(nlohmann::json& result) {
   timing["noisy"] = noisy;
   if (noisy) {
     result["warnings"].push_back(
-        std::format("noisy measurement: step-time IQR/median is {:.3f} (above {})", spread, noisy_iqr_over_median));
+        fmt::format("noisy measurement: step-time IQR/median is {:.3f} (above {})", spread, noisy_iqr_over_median));
   }
   if (epochs.size() >= 2) {
     const std::vector<double> rest(epochs.begin() + 1, epochs.end());

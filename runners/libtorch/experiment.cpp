@@ -1,11 +1,11 @@
 #include "runners/libtorch/experiment.hpp"
 
 #include <c10/util/Exception.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <format>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -96,7 +96,7 @@ Experiment::Experiment(const Job& job, torch::Device device, PrecisionPlan plan,
   if (job.data) {
     tree_ = ImageTree::read(job.data->path);
     if (static_cast<int64_t>(tree_->classes.size()) > model_.num_classes) {
-      throw std::runtime_error(std::format("data.folder: {} has {} classes, more than the model's num_classes ({})",
+      throw std::runtime_error(fmt::format("data.folder: {} has {} classes, more than the model's num_classes ({})",
                                            job.data->path, tree_->classes.size(), model_.num_classes));
     }
     data_ = std::make_unique<ImageFolderData>(*tree_, loader_options(job, rank, parallel ? parallel->world.size() : 1),

@@ -10,8 +10,9 @@
 //                                      an agent): a result whose epochs last the job's labels.seconds,
 //                                      with 2% noise, so a confirmation rerun of the history's jobs
 //                                      reproduces the step
+#include <fmt/format.h>
+
 #include <cstdio>
-#include <format>
 #include <random>
 #include <string>
 
@@ -48,7 +49,7 @@ nlohmann::json result_for(const nlohmann::json& job, double seconds, std::mt1993
 }
 
 void add_night(ts::store::Store& store, int night, int runs, std::mt19937& generator) {
-  const auto sweep_id = std::format("nightly-{:02}", night);
+  const auto sweep_id = fmt::format("nightly-{:02}", night);
   const nlohmann::json spec{{"name", "nightly"},
                             {"tags", {"nightly"}},
                             {"axes", {{"model", {"mlp", "resnet18"}}, {"mode", {"eager", "compiled"}}}},
@@ -67,7 +68,7 @@ void add_night(ts::store::Store& store, int night, int runs, std::mt19937& gener
         nlohmann::json{{"model", configuration.model}, {"mode", configuration.mode}, {"gpus", configuration.gpus}}
             .dump();
     for (int run = 0; run < runs; ++run) {
-      const auto job_id = std::format("{}/{:04}", sweep_id, ordinal);
+      const auto job_id = fmt::format("{}/{:04}", sweep_id, ordinal);
       const nlohmann::json job{{"schema_version", 1},
                                {"job_id", job_id},
                                {"sweep", sweep_id},
@@ -78,7 +79,7 @@ void add_night(ts::store::Store& store, int night, int runs, std::mt19937& gener
                                {"task", "train"},
                                {"gpus", configuration.gpus},
                                {"device", "cpu"},
-                               {"labels", {{"seconds", std::format("{}", seconds)}}}};
+                               {"labels", {{"seconds", fmt::format("{}", seconds)}}}};
       jobs.push_back({job_id, ordinal++, key, run, "libtorch", configuration.gpus, job, 3});
       auto result = result_for(job, seconds, generator);
       result["job"]["attempt"] = 1;
@@ -86,7 +87,7 @@ void add_night(ts::store::Store& store, int night, int runs, std::mt19937& gener
     }
   }
   store.add_sweep(
-      {sweep_id, "nightly", spec, {"nightly"}, "test", 0, std::format("2026-11-{:02}T02:00:00.000Z", night)}, jobs);
+      {sweep_id, "nightly", spec, {"nightly"}, "test", 0, fmt::format("2026-11-{:02}T02:00:00.000Z", night)}, jobs);
   store.ingest_results(results, "node-a");
   for (const auto& job : jobs) store.job_finished(job.job_id, "done");
 }

@@ -4,11 +4,11 @@
 // and the transforms' arithmetic.
 #include "runners/libtorch/data/image_folder.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <turbojpeg.h>
 
 #include <cstdlib>
-#include <format>
 #include <fstream>
 
 #include "runners/libtorch/data/jpeg_image.hpp"
@@ -44,8 +44,8 @@ class ImageFolder : public ::testing::Test {
     ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
     root_ = pattern;
     for (int i = 0; i < 6; ++i) {
-      write(root_ / "b_class" / std::format("{}.jpg", i), jpeg_of(40 + 7 * i, 30 + 5 * i, 200, 20, 20));
-      write(root_ / "a_class" / "nested" / std::format("{}.JPEG", i), jpeg_of(50, 20 + 9 * i, 20, 200, 20));
+      write(root_ / "b_class" / fmt::format("{}.jpg", i), jpeg_of(40 + 7 * i, 30 + 5 * i, 200, 20, 20));
+      write(root_ / "a_class" / "nested" / fmt::format("{}.JPEG", i), jpeg_of(50, 20 + 9 * i, 20, 200, 20));
     }
     write(root_ / "a_class" / "notes.txt", {'h', 'i'});
   }
