@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "agent/shell_command.hpp"
+#include "shared/beside_this_program.hpp"
 #include "shared/errors.hpp"
 
 namespace ts::agent {
@@ -24,15 +25,12 @@ std::string trim(const std::string& text) {
 }  // namespace
 
 std::map<std::string, std::string> installed_runners() {
-  std::error_code error;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
   std::map<std::string, std::string> runners;
-  if (error) return runners;
   for (const auto& [name, file] :
        {std::pair{"libtorch", "torchsweep-worker"}, std::pair{"torch-compile", "torchsweep-torch-compile"},
         std::pair{"tensorflow", "torchsweep-tensorflow"}, std::pair{"jax", "torchsweep-jax"}}) {
-    const auto path = self.parent_path() / file;
-    if (std::filesystem::exists(path)) runners[name] = path.string();
+    const auto path = beside_this_program(file);
+    if (!path.empty() && std::filesystem::exists(path)) runners[name] = path.string();
   }
   return runners;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "readers/export.hpp"
+#include "shared/beside_this_program.hpp"
 #include "shared/errors.hpp"
 
 extern char** environ;
@@ -22,11 +23,9 @@ namespace ts::cli {
 namespace {
 
 std::filesystem::path writer_beside_self() {
-  std::error_code error;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-  const auto writer = self.parent_path() / "torchsweep-parquet";
-  if (error || ::access(writer.c_str(), X_OK) != 0) {
-    throw std::runtime_error("the Parquet writer " + writer.string() +
+  const auto writer = beside_this_program("torchsweep-parquet");
+  if (writer.empty() || ::access(writer.c_str(), X_OK) != 0) {
+    throw std::runtime_error("the Parquet writer " + (writer.empty() ? "torchsweep-parquet" : writer.string()) +
                              " is missing: it is built beside torchsweep when the analysis venv exists "
                              "(scripts/framework-venvs)");
   }

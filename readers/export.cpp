@@ -9,10 +9,21 @@ namespace ts::readers {
 
 namespace {
 
+// How a column's SQLite value becomes a cell: text covers strings and
+// timestamps (ISO 8601 text in the store), integer covers int64 and bool.
+enum class CellKind { real, integer, text };
+
+CellKind kind_of(const std::string& type) {
+  if (type == "float64") return CellKind::real;
+  if (type == "int64" || type == "bool") return CellKind::integer;
+  return CellKind::text;
+}
+
 struct ExportTable {
   std::string source;              // the store's table or view
   std::vector<std::string> order;  // its columns the rows are sorted by
   std::vector<ExportColumn> columns;
+  std::vector<CellKind> kinds;  // per column, decided once rather than per cell
 };
 
 const std::map<std::string, ExportTable>& contract() {
@@ -25,6 +36,7 @@ const std::map<std::string, ExportTable>& contract() {
       out.order = table.at("order").get<std::vector<std::string>>();
       for (const auto& column : table.at("columns")) {
         out.columns.push_back({column.at("name").get<std::string>(), column.at("type").get<std::string>()});
+        out.kinds.push_back(kind_of(out.columns.back().type));
       }
     }
     return parsed;
@@ -35,7 +47,11 @@ const std::map<std::string, ExportTable>& contract() {
 }  // namespace
 
 const std::vector<std::string>& export_tables() {
-  static const std::vector<std::string> names{"results", "steps"};
+  static const auto names = [] {
+    std::vector<std::string> keys;
+    for (const auto& [name, table] : contract()) keys.push_back(name);
+    return keys;
+  }();
   return names;
 }
 
@@ -60,15 +76,20 @@ Table export_table(Database& database, const ResultFilter& filter, const std::st
     std::vector<nlohmann::json> row;
     row.reserve(spec.columns.size());
     for (int c = 0; c < static_cast<int>(spec.columns.size()); ++c) {
-      const auto& type = spec.columns[static_cast<std::size_t>(c)].type;
       if (select.is_null(c)) {
         row.emplace_back(nullptr);
-      } else if (type == "float64") {
-        row.emplace_back(select.real(c));
-      } else if (type == "int64" || type == "bool") {
-        row.emplace_back(select.integer(c));
-      } else {
-        row.emplace_back(select.text(c));
+        continue;
+      }
+      switch (spec.kinds[static_cast<std::size_t>(c)]) {
+        case CellKind::real:
+          row.emplace_back(select.real(c));
+          break;
+        case CellKind::integer:
+          row.emplace_back(select.integer(c));
+          break;
+        case CellKind::text:
+          row.emplace_back(select.text(c));
+          break;
       }
     }
     out.rows.push_back(std::move(row));

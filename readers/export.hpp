@@ -16,7 +16,7 @@ struct ExportColumn {
   std::string type;  // string, int64, float64, bool or timestamp
 };
 
-// The tables an export has ("results", "steps"), in order.
+// The tables the contract names ("results", "steps"), by name.
 const std::vector<std::string>& export_tables();
 // The columns of `table`; throws std::out_of_range for another name.
 const std::vector<ExportColumn>& export_columns(const std::string& table);
