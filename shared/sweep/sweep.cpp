@@ -1,5 +1,6 @@
 #include "shared/sweep/sweep.hpp"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
@@ -122,17 +123,33 @@ std::vector<nlohmann::json> product(const nlohmann::json& axes) {
   return out;
 }
 
-// The offset of the first byte that is not part of well-formed UTF-8, if any
-// (overlong forms, surrogates and code points above U+10FFFF included).
-std::optional<std::size_t> invalid_utf8_at(const std::string& text) {
+// Why a sweep's text cannot be read, and where.
+struct Unreadable {
+  std::size_t offset;
+  std::string why;
+};
+
+// YAML's printable set (YAML 1.2, c-printable): tab, line feed, carriage
+// return, U+0085 and everything from the space up but DEL, the C1 controls,
+// surrogates, U+FFFE and U+FFFF. yaml-cpp does not enforce it, and a NUL it
+// lets through comes out as invalid UTF-8.
+bool yaml_printable(uint32_t code) {
+  if (code < 0x20) return code == 0x09 || code == 0x0a || code == 0x0d;
+  if (code >= 0x7f && code <= 0x9f) return code == 0x85;
+  return code != 0xfffe && code != 0xffff;
+}
+
+// The first byte that is not well-formed UTF-8 (overlong forms, surrogates
+// and code points above U+10FFFF included) or starts a character YAML does
+// not allow, if any.
+std::optional<Unreadable> first_unreadable(const std::string& text) {
   const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  const auto not_utf8 = [](std::size_t at) { return Unreadable{at, "not valid UTF-8"}; };
   for (std::size_t i = 0; i < text.size();) {
     const unsigned char lead = bytes[i];
-    std::size_t length = 0;
-    uint32_t code = 0, minimum = 0;
+    std::size_t length = 1;
+    uint32_t code = lead, minimum = 0;
     if (lead < 0x80) {
-      ++i;
-      continue;
     } else if ((lead & 0xe0) == 0xc0) {
       length = 2, code = lead & 0x1f, minimum = 0x80;
     } else if ((lead & 0xf0) == 0xe0) {
@@ -140,14 +157,16 @@ std::optional<std::size_t> invalid_utf8_at(const std::string& text) {
     } else if ((lead & 0xf8) == 0xf0) {
       length = 4, code = lead & 0x07, minimum = 0x10000;
     } else {
-      return i;
+      return not_utf8(i);
     }
-    if (i + length > text.size()) return i;
+    if (i + length > text.size()) return not_utf8(i);
     for (std::size_t k = 1; k < length; ++k) {
-      if ((bytes[i + k] & 0xc0) != 0x80) return i;
+      if ((bytes[i + k] & 0xc0) != 0x80) return not_utf8(i);
       code = (code << 6) | (bytes[i + k] & 0x3f);
     }
-    if (code < minimum || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return i;
+    if (code < minimum || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return not_utf8(i);
+    if (!yaml_printable(code))
+      return Unreadable{i, fmt::format("a control character YAML does not allow (U+{:04X})", code)};
     i += length;
   }
   return std::nullopt;
@@ -157,8 +176,8 @@ std::optional<std::size_t> invalid_utf8_at(const std::string& text) {
 
 nlohmann::json parse_yaml(const std::string& text, const std::string& origin) {
   // JSON strings must be UTF-8; finding out later would be an internal error.
-  if (const auto offset = invalid_utf8_at(text)) {
-    throw InvalidInput("", "not valid UTF-8 at byte " + std::to_string(*offset), origin);
+  if (const auto unreadable = first_unreadable(text)) {
+    throw InvalidInput("", unreadable->why + " at byte " + std::to_string(unreadable->offset), origin);
   }
   try {
     return to_json(YAML::Load(text));

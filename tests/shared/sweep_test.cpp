@@ -199,6 +199,26 @@ TEST(Sweep, TextThatIsNotUtf8IsRefusedWithItsOffset) {
             "caf\xc3\xa9 \xf0\x9f\x98\x80");
 }
 
+TEST(Sweep, ControlCharactersYamlForbidsAreRefusedWithTheirOffset) {
+  // Found by fuzz_sweep (CI of 797e02a): a NUL byte inside a key came out of
+  // yaml-cpp as invalid UTF-8, and dumping the configuration for an error
+  // message then threw nlohmann's type_error 316 past every handler.
+  using namespace std::string_literals;
+  const auto crash =
+      "name: s\naxes: {batch_size: [8]}\nfixed: {model: mlp}\ninclude: [{ordebat\x1d\x00_size' \x01\t4}]\n"s;
+  for (const std::string& text : {crash, "name: a\0b\n"s, "name: a\x7f\n"s, "name: \xc2\x9b\n"s}) {
+    try {
+      ts::sweep::parse_yaml(text, "t.yaml");
+      ADD_FAILURE() << "accepted " << ::testing::PrintToString(text);
+    } catch (const InvalidInput& error) {
+      EXPECT_NE(std::string(error.what()).find("t.yaml: a control character YAML does not allow"), std::string::npos)
+          << error.what();
+    }
+  }
+  // Tab, line feed, carriage return and U+0085 are YAML's allowed ones.
+  EXPECT_EQ(ts::sweep::parse_yaml("name: \"a\tb\"\r\nrepeats: 2\n", "t.yaml").at("name"), "a\tb");
+}
+
 TEST(Sweep, ConfigurationsMissingARequiredFieldAreRefused) {
   auto spec = minimal();
   spec["axes"].erase("batch_size");
