@@ -48,27 +48,47 @@ std::optional<nlohmann::json> progress_fields(const nlohmann::json& line) {
 
 Agent::Agent(asio::io_context& io, AgentOptions options)
     : io_(io), options_(std::move(options)), backoff_timer_(io), fence_timer_(io) {
-  // The runners installed beside torchsweep, unless given otherwise; each
-  // only where its framework imports (its --version answers). Runners
-  // given by name are the operator's word and stay.
+  // The runners and environments installed beside torchsweep, unless told
+  // otherwise; a runner only where its framework imports (its --version
+  // answers). Runners and environments given by name are the operator's
+  // word: they win over installed ones of their name, and stay.
   std::set<std::string> discovered;
   if (options_.discover_runners) {
-    for (const auto& [name, path] : installed_runners()) {
+    auto installed = installation();
+    for (auto& [name, runner] : installed.runners) {
       if (options_.runners.contains(name)) continue;
-      options_.runners[name] = path;
+      runners_[name] = std::move(runner);
       discovered.insert(name);
     }
+    environments_ = std::move(installed.environments);
   }
-  auto probes = probe_runners(options_.runners);
+  for (const auto& [name, program] : options_.runners) runners_[name] = {program, false, ""};
+  for (const auto& [name, python] : options_.environments) environments_[name] = python;
+  const auto probes = probe_runners(runners_, environments_);
+  for (const auto& [placement, probe] : probes) {
+    if (probe.answered) offered_[placement] = probe.versions;
+  }
+  auto own = own_probes(probes, runners_);
   for (const auto& name : discovered) {
-    if (probes.at(name).answered) continue;
-    log::info("runner {} ({}) not registered: its --version failed, so its framework does not import here", name,
-              options_.runners.at(name));
-    options_.runners.erase(name);
-    probes.erase(name);
+    const auto& runner = runners_.at(name);
+    if (offered_.contains({name, runner.own_environment})) continue;
+    own.erase(name);
+    const bool elsewhere =
+        std::any_of(offered_.begin(), offered_.end(), [&](const auto& entry) { return entry.first.runner == name; });
+    log::info(
+        "runner {} ({}) {}: its --version failed in its own environment {}, so its framework does not import "
+        "there",
+        name, runner.program.string(), elsewhere ? "runs only in the environments it names" : "not registered",
+        runner.own_environment);
+    if (!elsewhere) runners_.erase(name);
   }
-  const auto worker = options_.runners.find("libtorch");
-  capabilities_ = detect_capabilities(probes);
+  for (const auto& [placement, versions] : offered_) {
+    if (!placement.environment.empty())
+      log::info("runner {} runs in environment {}", placement.runner, placement.environment);
+  }
+  const auto worker = runners_.find("libtorch");
+  capabilities_ = detect_capabilities(own);
+  capabilities_["environments"] = environment_capabilities(probes, runners_, environments_);
   if (options_.name.empty()) options_.name = capabilities_.at("hostname").get<std::string>();
   if (options_.work_directory.empty()) {
     options_.work_directory = std::filesystem::temp_directory_path() / ("torchsweep-agent-" + options_.name);
@@ -84,8 +104,9 @@ Agent::Agent(asio::io_context& io, AgentOptions options)
       log::warn("no GPU telemetry in this agent's results: {}", nvml_unavailable_);
     }
   }
-  capabilities_["peak_flops"] = peak_flops(options_.peak_probe, worker == options_.runners.end() ? "" : worker->second,
-                                           options_.work_directory / "peak_flops.json", capabilities_);
+  capabilities_["peak_flops"] =
+      peak_flops(options_.peak_probe, worker == runners_.end() ? "" : worker->second.program.string(),
+                 options_.work_directory / "peak_flops.json", capabilities_);
   spool_.emplace(options_.work_directory / "spool");
   kill_leftover_runners();
 }
@@ -242,15 +263,33 @@ void Agent::accept(const nlohmann::json& assign) {
     send(wire::make_message("job_refused", {{"job_id", job_id}, {"attempt", attempt}, {"reason", *why}}));
     return;
   }
-  const auto runner = options_.runners.find(assign.at("runner").get<std::string>());
-  if (runner == options_.runners.end()) {
-    deliver(wire::make_message(
-        "job_failed", {{"job_id", job_id},
-                       {"attempt", attempt},
-                       {"kind", "launch_failed"},
-                       {"retryable", false},
-                       {"reason", "runner '" + assign.at("runner").get<std::string>() +
-                                      "' is not registered on agent " + options_.name + " (--runner NAME=PATH)"}}));
+  const auto runner_name = assign.at("runner").get<std::string>();
+  const auto runner = runners_.find(runner_name);
+  if (runner == runners_.end()) {
+    deliver(wire::make_message("job_failed", {{"job_id", job_id},
+                                              {"attempt", attempt},
+                                              {"kind", "launch_failed"},
+                                              {"retryable", false},
+                                              {"reason", "runner '" + runner_name + "' is not registered on agent " +
+                                                             options_.name + " (--runner NAME=PATH)"}}));
+    return;
+  }
+  const auto requested = job_fields::get<nlohmann::json>(assign.at("job"), "env");
+  Placement placement{runner_name, requested.is_null() ? runner->second.own_environment : requested.get<std::string>()};
+  if (!requested.is_null() && !offered_.contains(placement)) {
+    std::string offered;
+    for (const auto& [where, versions] : offered_) {
+      if (where.runner == runner_name && !where.environment.empty())
+        offered += (offered.empty() ? "" : ", ") + where.environment;
+    }
+    deliver(wire::make_message("job_failed",
+                               {{"job_id", job_id},
+                                {"attempt", attempt},
+                                {"kind", "invalid_job"},
+                                {"retryable", false},
+                                {"reason", "env: runner '" + runner_name + "' does not run in environment '" +
+                                               placement.environment + "' on agent " + options_.name +
+                                               " (it runs in: " + (offered.empty() ? "none" : offered) + ")"}}));
     return;
   }
   auto resolved = assign;
@@ -267,17 +306,20 @@ void Agent::accept(const nlohmann::json& assign) {
   }
   running_[job_id] = std::move(candidate);
   send(wire::make_message("job_accepted", {{"job_id", job_id}, {"attempt", attempt}}));
-  log::info("job {} attempt {}: starting runner {}", job_id, attempt, runner->first);
+  log::info("job {} attempt {}: starting runner {}{}", job_id, attempt, runner_name,
+            placement.environment.empty() ? "" : " in environment " + placement.environment);
   // An outcome that cannot be spooled must not vanish: the agent stops.
-  asio::co_spawn(io_, run_job(std::move(resolved), runner->second),
+  asio::co_spawn(io_, run_job(std::move(resolved), std::move(placement)),
                  rethrow_from_run(fmt::format("job {} attempt {}", job_id, attempt)));
 }
 
-asio::awaitable<void> Agent::run_job(nlohmann::json assign, std::filesystem::path runner) {
+asio::awaitable<void> Agent::run_job(nlohmann::json assign, Placement placement) {
   const auto job_id = assign.at("job_id").get<std::string>();
   const auto attempt = assign.at("attempt").get<int64_t>();
   ExecutionRequest request;
-  request.runner = std::move(runner);
+  const auto& runner = runners_.at(placement.runner);
+  request.runner = runner.program;
+  if (runner.python) request.interpreter = environments_.at(placement.environment);
   request.job = assign.at("job");
   request.directory = options_.work_directory / file_name_of(job_id, attempt);
   request.timeout = milliseconds_from_seconds(assign.at("timeout_s").get<double>());
@@ -308,6 +350,14 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, std::filesystem::pat
   const auto directory = request.directory;
   auto outcome = co_await execute(std::move(request));
   *sampling = false;
+  if (outcome.result && !placement.environment.empty()) {
+    const auto python = environments_.find(placement.environment);
+    const auto versions = offered_.find(placement);
+    (*outcome.result)["context"]["env"] = {
+        {"name", placement.environment},
+        {"python", python == environments_.end() ? nlohmann::json(nullptr) : nlohmann::json(python->second.string())},
+        {"versions", versions == offered_.end() ? nlohmann::json::object() : versions->second}};
+  }
   if (outcome.result) (*outcome.result)["telemetry"] = telemetry->summary();
   // Off the books only once the outcome is in the spool.
   if (outcome.kind == ExecutionOutcome::Kind::completed &&

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "agent/environments.hpp"
 #include "agent/gpu_telemetry.hpp"
 #include "agent/peak_flops.hpp"
 #include "agent/rank_launch.hpp"
@@ -39,7 +40,10 @@ struct AgentOptions {
   // "tensorflow" and "jax" (torchsweep-NAME), each registered only when its
   // --version answers (its framework imports here).
   std::map<std::string, std::string> runners;
-  bool discover_runners = true;          // false: only the runners named above
+  bool discover_runners = true;  // false: only the runners named above
+  // Environment name -> Python interpreter (--env NAME=PYTHON), beside the
+  // installed ones (agent/environments.hpp); a name given here wins.
+  std::map<std::string, std::filesystem::path> environments;
   std::filesystem::path work_directory;  // default: $TMPDIR/torchsweep-agent-<name>
   // Where jobs may read imagefolder data (agent/data_roots.hpp); none: synthetic only.
   std::vector<std::filesystem::path> data_roots;
@@ -97,7 +101,7 @@ class Agent {
   std::optional<std::string> conflict(const std::string& job_id, const RunningJob& candidate);
   // Kills what the runners of a previous life of this agent left running.
   void kill_leftover_runners();
-  asio::awaitable<void> run_job(nlohmann::json assign, std::filesystem::path runner);
+  asio::awaitable<void> run_job(nlohmann::json assign, Placement placement);
   // The telemetry of a job on these GPUs: "unavailable" without GPUs or NVML.
   GpuTelemetry telemetry_for(const std::vector<int64_t>& gpus) const;
   // Samples `telemetry` every telemetry_interval until `running` turns false.
@@ -108,6 +112,9 @@ class Agent {
 
   asio::io_context& io_;
   AgentOptions options_;
+  std::map<std::string, Runner> runners_;
+  std::map<std::string, std::filesystem::path> environments_;
+  std::map<Placement, nlohmann::json> offered_;  // where a runner answered: what its --version said
   nlohmann::json capabilities_;
   std::shared_ptr<const Nvml> nvml_;  // null: nvml_unavailable_ says why
   std::string nvml_unavailable_;

@@ -24,17 +24,6 @@ std::string trim(const std::string& text) {
 
 }  // namespace
 
-std::map<std::string, std::string> installed_runners() {
-  std::map<std::string, std::string> runners;
-  for (const auto& [name, file] :
-       {std::pair{"libtorch", "torchsweep-worker"}, std::pair{"torch-compile", "torchsweep-torch-compile"},
-        std::pair{"tensorflow", "torchsweep-tensorflow"}, std::pair{"jax", "torchsweep-jax"}}) {
-    const auto path = beside_this_program(file);
-    if (!path.empty() && std::filesystem::exists(path)) runners[name] = path.string();
-  }
-  return runners;
-}
-
 nlohmann::json parse_nvidia_smi(const std::string& csv) {
   nlohmann::json gpus = nlohmann::json::array();
   std::istringstream lines(csv);
@@ -122,25 +111,63 @@ std::vector<std::string> parse_model_list(const std::string& output) {
   return models;
 }
 
-std::map<std::string, RunnerProbe> probe_runners(const std::map<std::string, std::string>& runners) {
+std::map<Placement, RunnerProbe> probe_runners(const std::map<std::string, Runner>& runners,
+                                               const std::map<std::string, std::filesystem::path>& environments) {
   std::vector<std::string> commands;
-  for (const auto& [name, path] : runners) {
+  std::map<std::string, std::size_t> asked;  // command -> its place in `commands`
+  std::map<Placement, std::size_t> answer_of;
+  for (const auto& placement : placements(runners, environments)) {
+    std::string command;
+    for (const auto& word : runner_command(placement, runners, environments)) command += shell_quoted(word) + " ";
+    if (const auto [found, added] = asked.emplace(command, commands.size()); !added) {
+      answer_of[placement] = found->second;
+      continue;
+    }
+    answer_of[placement] = commands.size();
     // Bounded: a runner that hangs must not keep the agent from starting.
-    commands.push_back("timeout -k 2 30 " + shell_quoted(path) + " --version 2>/dev/null");
-    commands.push_back("timeout -k 2 30 " + shell_quoted(path) + " --list-models 2>/dev/null");
+    commands.push_back("timeout -k 2 30 " + command + "--version 2>/dev/null");
+    commands.push_back("timeout -k 2 30 " + command + "--list-models 2>/dev/null");
   }
   const auto outputs = outputs_of(commands);
-  std::map<std::string, RunnerProbe> probes;
-  auto output = outputs.begin();
-  for (const auto& [name, path] : runners) {
-    const auto& version = *output++;
-    const auto& list = *output++;
-    probes[name] = {
+  std::map<Placement, RunnerProbe> probes;
+  for (const auto& [placement, index] : answer_of) {
+    const auto& version = outputs[index];
+    const auto& list = outputs[index + 1];
+    probes[placement] = {
         version.status == 0, parse_runner_versions(version.out),
         list.status == 0 ? parse_model_list(list.out) : std::vector<std::string>{},
         version.status == 0 ? parse_runner_axes(version.out) : std::map<std::string, std::vector<std::string>>{}};
   }
   return probes;
+}
+
+std::map<std::string, RunnerProbe> own_probes(const std::map<Placement, RunnerProbe>& probes,
+                                              const std::map<std::string, Runner>& runners) {
+  std::map<std::string, RunnerProbe> own;
+  for (const auto& [name, runner] : runners) {
+    if (const auto probe = probes.find({name, runner.own_environment}); probe != probes.end()) {
+      own[name] = probe->second;
+    }
+  }
+  return own;
+}
+
+nlohmann::json environment_capabilities(const std::map<Placement, RunnerProbe>& probes,
+                                        const std::map<std::string, Runner>& runners,
+                                        const std::map<std::string, std::filesystem::path>& environments) {
+  auto offered = nlohmann::json::object();
+  for (const auto& [placement, probe] : probes) {
+    if (!probe.answered || placement.environment.empty() || !runners.contains(placement.runner)) continue;
+    auto& entry = offered[placement.environment];
+    if (!entry.contains("python")) {
+      const auto python = environments.find(placement.environment);
+      entry["python"] =
+          python == environments.end() ? nlohmann::json(nullptr) : nlohmann::json(python->second.string());
+      entry["runners"] = nlohmann::json::object();
+    }
+    entry["runners"][placement.runner] = probe.versions;
+  }
+  return offered;
 }
 
 nlohmann::json runner_capabilities(const std::map<std::string, RunnerProbe>& runners) {

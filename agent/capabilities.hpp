@@ -1,9 +1,12 @@
 #pragma once
 // What an agent tells the coordinator about its node in hello.
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "agent/environments.hpp"
 
 namespace ts::agent {
 
@@ -18,15 +21,24 @@ struct RunnerProbe {
   std::map<std::string, std::vector<std::string>> axes;
 };
 
-// The runners installed beside the running torchsweep binary, by name:
-// libtorch (torchsweep-worker), torch-compile, tensorflow and jax
-// (torchsweep-NAME), those that are there.
-std::map<std::string, std::string> installed_runners();
+// What each placement's runner said to `--version` and `--list-models`, all
+// started at once (Python runners take a second or more to import their
+// framework), each given 30 s. A runner is asked once per interpreter,
+// however many environment names share it.
+std::map<Placement, RunnerProbe> probe_runners(const std::map<std::string, Runner>& runners,
+                                               const std::map<std::string, std::filesystem::path>& environments);
 
-// Every runner's `--version` and `--list-models`, all started at once
-// (Python runners take a second or more to import their framework), each
-// given 30 s.
-std::map<std::string, RunnerProbe> probe_runners(const std::map<std::string, std::string>& runners);
+// Each runner's probe in its own environment (or where it runs as it is),
+// for those probed there.
+std::map<std::string, RunnerProbe> own_probes(const std::map<Placement, RunnerProbe>& probes,
+                                              const std::map<std::string, Runner>& runners);
+
+// The environments in which some runner answered, as capabilities
+// (schemas/protocol/hello.schema.json): {NAME: {python, runners: {RUNNER:
+// versions}}}.
+nlohmann::json environment_capabilities(const std::map<Placement, RunnerProbe>& probes,
+                                        const std::map<std::string, Runner>& runners,
+                                        const std::map<std::string, std::filesystem::path>& environments);
 
 // What the runners said, as capabilities: runners, frameworks (each
 // runner's versions), models (where it listed them), modes and precisions

@@ -243,9 +243,10 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
   environment.push_back(nullptr);
   json_io::write_atomically(job_file.string(), request.job);
 
-  const std::string runner = request.runner.string();
   auto arguments = request.launcher;
-  arguments.insert(arguments.end(), {runner, "--job", job_file.string(), "--out", result_file.string()});
+  if (!request.interpreter.empty()) arguments.push_back(request.interpreter.string());
+  arguments.insert(arguments.end(),
+                   {request.runner.string(), "--job", job_file.string(), "--out", result_file.string()});
   std::vector<char*> argv;
   for (auto& argument : arguments) argv.push_back(argument.data());
   argv.push_back(nullptr);

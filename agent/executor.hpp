@@ -23,6 +23,9 @@ namespace asio = boost::asio;
 
 struct ExecutionRequest {
   std::filesystem::path runner;  // executable
+  // A Python runner's interpreter (its environment's, agent/environments.hpp),
+  // which starts it; empty: the runner is started as it is.
+  std::filesystem::path interpreter;
   // A command the runner is started under, e.g. mpirun for a multi-rank job
   // (rank_launch.hpp); empty: the runner is started directly.
   std::vector<std::string> launcher;

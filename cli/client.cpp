@@ -4,7 +4,9 @@
 
 #include <boost/asio.hpp>
 #include <cstdlib>
+#include <regex>
 
+#include "cli/key_value.hpp"
 #include "shared/errors.hpp"
 #include "shared/version.hpp"
 #include "shared/wire/authentication.hpp"
@@ -85,6 +87,29 @@ void add_peak_probe_option(CLI::App* command, std::string& mode) {
 void add_data_root_option(CLI::App* command, std::vector<std::string>& roots) {
   command->add_option("--data-root", roots,
                       "a directory under which jobs may read data: {folder: ...} (repeatable; docs/data.md)");
+}
+
+void add_environment_option(CLI::App* command, std::map<std::string, std::filesystem::path>& environments) {
+  command
+      ->add_option_function<std::vector<std::string>>(
+          "--env",
+          [&environments](const std::vector<std::string>& entries) {
+            static const std::regex name("^[A-Za-z0-9_.+-]{1,64}$");  // job.schema.json's env
+            for (const auto& entry : entries) {
+              auto [key, python] = split_key_value(entry, "--env");
+              if (!std::regex_match(key, name)) {
+                throw InvalidInput("--env",
+                                   "'" + key + "' is not an environment name (letters, digits, _.+-; up to 64)");
+              }
+              if (::access(python.c_str(), X_OK) != 0) {
+                throw InvalidInput("--env", key + "=" + python + ": not an executable file (a Python interpreter)");
+              }
+              environments.insert_or_assign(key, std::filesystem::path(python));
+            }
+          },
+          "NAME=PYTHON: an environment runners may run in, e.g. a conda env's python (repeatable; "
+          "docs/environments.md)")
+      ->take_all();
 }
 
 std::shared_ptr<wire::ssl::context> client_tls(const std::string& ca_file) {

@@ -3,6 +3,8 @@
 // request, one reply.
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -39,6 +41,11 @@ void add_peak_probe_option(CLI::App* command, std::string& mode);
 
 // --data-root DIR of agents (repeatable): where jobs may read imagefolder data.
 void add_data_root_option(CLI::App* command, std::vector<std::string>& roots);
+
+// --env NAME=PYTHON of agents (repeatable): an environment runners may run
+// in (docs/environments.md), read into `environments`. Names follow the job
+// schema's `env`; the interpreter must be an executable file.
+void add_environment_option(CLI::App* command, std::map<std::string, std::filesystem::path>& environments);
 
 // USER@HOST, recorded as a sweep's submitter.
 std::string submitter_name();

@@ -19,6 +19,7 @@ Command add_agent_command(CLI::App& app) {
     std::string work_dir, token_file, tls_ca, mpirun = "mpirun", peak_probe = "cached";
     std::string nvml_library = agent::AgentOptions{}.nvml_library.string();
     bool keep_job_dirs = false, no_default_runners = false;
+    std::map<std::string, std::filesystem::path> environments;
   };
   auto settings = std::make_shared<Settings>();
   command->add_option("--coordinator", settings->coordinator, "coordinator HOST:PORT")->capture_default_str();
@@ -33,6 +34,7 @@ Command add_agent_command(CLI::App& app) {
   command->add_option("--work-dir", settings->work_dir,
                       "job directories and the spool of undelivered results (default: $TMPDIR/torchsweep-agent-NAME)");
   add_data_root_option(command, settings->data_roots);
+  add_environment_option(command, settings->environments);
   command
       ->add_option("--mpirun", settings->mpirun, "Open MPI's mpirun, which starts multi-rank jobs (docs/multi-gpu.md)")
       ->capture_default_str();
@@ -41,7 +43,7 @@ Command add_agent_command(CLI::App& app) {
                    "NVIDIA's management library, for the GPU telemetry of results (docs/gpu-telemetry.md)")
       ->capture_default_str();
   command->add_flag("--no-default-runners", settings->no_default_runners,
-                    "register only the --runner ones, not those installed beside torchsweep");
+                    "register only the --runner and --env ones, not those installed beside torchsweep");
   command->add_flag("--keep-job-dirs", settings->keep_job_dirs,
                     "keep the directories of successful jobs too (failed ones are always kept)");
   return [settings] {
@@ -53,6 +55,7 @@ Command add_agent_command(CLI::App& app) {
     options.token = wire::load_token(settings->token_file);
     options.keep_job_directories = settings->keep_job_dirs;
     options.discover_runners = !settings->no_default_runners;
+    options.environments = settings->environments;
     options.rank_launch.mpirun = settings->mpirun;
     options.nvml_library = settings->nvml_library;
     options.peak_probe = agent::parse_peak_probe(settings->peak_probe, "--peak-probe");

@@ -175,6 +175,7 @@ Command add_run_command(CLI::App& app) {
     std::string sweep, db = "torchsweep.db", work_dir, peak_probe = "cached", report;
     bool no_report = false;
     std::vector<std::string> runners, data_roots;
+    std::map<std::string, std::filesystem::path> environments;
     bool verbose = false, keep_job_dirs = false;
   };
   auto settings = std::make_shared<Settings>();
@@ -189,6 +190,7 @@ Command add_run_command(CLI::App& app) {
   command->add_flag("--keep-job-dirs", settings->keep_job_dirs, "keep the directories of successful jobs too");
   add_peak_probe_option(command, settings->peak_probe);
   add_data_root_option(command, settings->data_roots);
+  add_environment_option(command, settings->environments);
   command->add_flag("--verbose", settings->verbose, "log the coordinator's and the agent's work (info level)");
   return [settings] {
     const auto spec = sweep::read_document(settings->sweep);
@@ -212,6 +214,7 @@ Command add_run_command(CLI::App& app) {
     agent_options.work_directory = settings->work_dir;
     agent_options.keep_job_directories = settings->keep_job_dirs;
     agent_options.data_roots = data_roots;
+    agent_options.environments = settings->environments;
     agent_options.peak_probe = agent::parse_peak_probe(settings->peak_probe, "--peak-probe");
     for (const auto& runner : settings->runners) add_key_value(agent_options.runners, runner, "--runner");
     agent::Agent local(io, agent_options);

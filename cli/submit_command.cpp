@@ -42,11 +42,16 @@ Command add_submit_command(CLI::App& app) {
                   reply.at("configurations").get<long long>());
       return exit_code::ok;
     }
-    // A dry run checks the models, modes and precisions against the runners
-    // installed here that answer, read as the coordinator reads an agent's.
-    auto probes = agent::probe_runners(agent::installed_runners());
-    std::erase_if(probes, [](const auto& entry) { return !entry.second.answered; });
-    const auto local = sweep::known_runners({agent::runner_capabilities(probes)});
+    // A dry run checks the models, modes, precisions and environments
+    // against the runners installed here that answer, read as the
+    // coordinator reads an agent's.
+    const auto installed = agent::installation();
+    const auto probes = agent::probe_runners(installed.runners, installed.environments);
+    auto own = agent::own_probes(probes, installed.runners);
+    std::erase_if(own, [](const auto& entry) { return !entry.second.answered; });
+    auto capabilities = agent::runner_capabilities(own);
+    capabilities["environments"] = agent::environment_capabilities(probes, installed.runners, installed.environments);
+    const auto local = sweep::known_runners({capabilities});
     for (const auto& warning : sweep::check_runnable(sweep, local, "as the runners installed here list them")) {
       std::fprintf(stderr, "warning: %s\n", warning.c_str());
     }

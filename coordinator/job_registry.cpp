@@ -27,6 +27,7 @@ void JobRegistry::track(const store::StoredJob& job, const SweepSettings& settin
   schedulable.sweep_id = job.sweep_id;
   schedulable.config_key = job.config_key;
   schedulable.runner = job.runner;
+  if (const auto env = job_fields::get<nlohmann::json>(job.document, "env"); env.is_string()) schedulable.env = env;
   schedulable.priority = settings.priority;
   schedulable.sweep_sequence = settings.sequence;
   schedulable.ordinal = job.ordinal;

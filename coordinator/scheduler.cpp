@@ -15,11 +15,20 @@ AgentResources AgentResources::from_hello(const nlohmann::json& hello) {
         {gpu.at("index").get<int64_t>(), gpu.at("name").get<std::string>(), gpu.at("memory_bytes").get<int64_t>()});
   }
   for (const auto& runner : capabilities.value("runners", nlohmann::json::array())) agent.runners.insert(runner);
+  const auto environments = capabilities.value("environments", nlohmann::json::object());
+  for (const auto& [name, environment] : environments.items()) {
+    for (const auto& [runner, versions] : environment.at("runners").items()) agent.placements.emplace(runner, name);
+  }
   agent.labels = hello.value("labels", std::map<std::string, std::string>{});
   return agent;
 }
 
 namespace {
+
+// Whether the agent runs the job's runner in the job's environment.
+bool runs(const AgentResources& agent, const SchedulableJob& job) {
+  return job.env.empty() ? agent.runners.contains(job.runner) : agent.placements.contains({job.runner, job.env});
+}
 
 bool carries_labels(const AgentResources& agent, const Requirements& requirements) {
   return std::all_of(requirements.labels.begin(), requirements.labels.end(), [&](const auto& required) {
@@ -60,8 +69,8 @@ Scheduler::QueueKey Scheduler::key_of(const SchedulableJob& job) {
 }
 
 std::string Scheduler::class_of(const SchedulableJob& job) {
-  auto key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", job.runner, job.uses_gpus, job.gpus, job.node_exclusive,
-                         job.requirements.gpu_type, job.requirements.min_gpu_memory_gb);
+  auto key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", job.runner, job.env, job.uses_gpus, job.gpus,
+                         job.node_exclusive, job.requirements.gpu_type, job.requirements.min_gpu_memory_gb);
   for (const auto& [label, value] : job.requirements.labels) key += fmt::format("\x1f{}={}", label, value);
   // A pinned job's agent is its configuration's own; hosts name its agents.
   if (job.pinned) key += fmt::format("\x1epin\x1f{}\x1f{}", job.sweep_id, job.config_key);
@@ -155,7 +164,7 @@ bool Scheduler::holds(const SchedulableJob& job, const std::string& agent) const
   // one of them able to launch it (its runner, labels and GPU count).
   const auto could_launch = [&](const std::string& node) {
     const auto& resources = agents_.at(node).resources;
-    return resources.runners.contains(job.runner) && carries_labels(resources, job.requirements) &&
+    return runs(resources, job) && carries_labels(resources, job.requirements) &&
            (!job.uses_gpus || static_cast<int64_t>(resources.gpus.size()) >= job.gpus);
   };
   return nodes.contains(agent) &&
@@ -195,7 +204,7 @@ std::optional<std::vector<int64_t>> Scheduler::fit(const SchedulableJob& job, co
       if (node != resources.name && (peer.blocked || peer.kept_for || !peer.jobs.empty())) return std::nullopt;
     }
   }
-  if (!resources.runners.contains(job.runner) || !carries_labels(resources, job.requirements)) return std::nullopt;
+  if (!runs(resources, job) || !carries_labels(resources, job.requirements)) return std::nullopt;
   if (job.pinned) {
     const auto pin = pins_.find({job.sweep_id, job.config_key});
     if (pin != pins_.end() && pin->second != resources.name) return std::nullopt;

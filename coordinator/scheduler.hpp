@@ -30,8 +30,9 @@ struct GpuInfo {
 struct AgentResources {
   std::string name;
   std::vector<GpuInfo> gpus;
-  std::set<std::string> runners;
+  std::set<std::string> runners;  // in their own environments
   std::map<std::string, std::string> labels;
+  std::set<std::pair<std::string, std::string>> placements;  // (runner, environment) it offers
 
   // From an agent's hello (schemas/protocol/hello.schema.json).
   static AgentResources from_hello(const nlohmann::json& hello);
@@ -42,6 +43,7 @@ using Requirements = sweep::Requirements;
 
 struct SchedulableJob {
   std::string job_id, sweep_id, config_key, runner = "libtorch";
+  std::string env;  // the job's env (docs/environments.md); empty: the runner's own
   int64_t priority = 0;
   int64_t sweep_sequence = 0;  // submission order of its sweep
   int64_t ordinal = 0;

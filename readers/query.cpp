@@ -313,7 +313,7 @@ Table query(Database& database, const QueryOptions& options) {
   const auto condition = condition_of(database, options.filter);
   auto group_names = options.group_by;
   if (group_names.empty()) {
-    group_names = {"model", "task", "batch_size", "precision", "mode", "gpus", "device_name", "runner", "data"};
+    group_names = configuration_axes();
   }
   std::vector<std::string> metric_names = options.metrics;
   if (metric_names.empty()) metric_names = {"epoch_time", "samples_per_s", "peak_memory"};

@@ -18,11 +18,9 @@
 namespace ts::readers {
 namespace {
 
-// The axes a configuration is named by (query's default grouping).
-const std::vector<std::string> configuration_axes{"model", "task",        "batch_size", "precision", "mode",
-                                                  "gpus",  "device_name", "runner",     "data"};
-// Of those, the ones a sweep document has as axes (device_name is the node's).
-const std::vector<std::string> sweep_axes{"model", "task", "batch_size", "precision", "mode", "gpus", "runner", "data"};
+// The axes of configuration_axes() a sweep document has as axes (device_name is the node's).
+const std::vector<std::string> sweep_axes{"model", "task",   "batch_size", "precision", "mode",
+                                          "gpus",  "runner", "env",        "data"};
 
 nlohmann::json table_json(const Table& table) { return {{"columns", table.columns}, {"rows", row_objects(table)}}; }
 
@@ -127,7 +125,7 @@ std::string reproduce_command(const nlohmann::json& spec, const nlohmann::json& 
 const nlohmann::json* spec_for(Database& database, const std::vector<SweepRow>& current, const nlohmann::json& row) {
   std::string sql = "SELECT r.sweep_id FROM results r WHERE r.sweep_id IN (" + placeholders(current.size()) + ")";
   std::vector<std::string> values = ids_of(current);
-  for (const char* axis : {"model", "task", "batch_size", "precision", "runner", "gpus"}) {
+  for (const char* axis : {"model", "task", "batch_size", "precision", "runner", "env", "gpus"}) {
     if (!row.contains(axis) || row.at(axis).is_null()) continue;
     sql += std::string(" AND r.") + axis + " = ?";
     values.push_back(json_text(row.at(axis)));
@@ -142,15 +140,15 @@ const nlohmann::json* spec_for(Database& database, const std::vector<SweepRow>& 
   return nullptr;
 }
 
-// The newest result's environment per (host, runner) among the current sweeps.
+// The newest result's software and machine per (host, runner, env) among the current sweeps.
 nlohmann::json environments(Database& database, const std::vector<std::string>& sweep_ids) {
   auto rows = nlohmann::json::array();
   if (sweep_ids.empty()) return rows;
   auto select = database.prepare(
-      "SELECT r.host, r.runner, r.device_name, d.document FROM results r JOIN result_documents d "
+      "SELECT r.host, r.runner, r.device_name, d.document, r.env FROM results r JOIN result_documents d "
       "ON d.job_id = r.job_id AND d.attempt = r.attempt WHERE r.sweep_id IN (" +
       placeholders(sweep_ids.size()) + ") AND r.rowid IN (SELECT MAX(rowid) FROM results WHERE sweep_id IN (" +
-      placeholders(sweep_ids.size()) + ") GROUP BY host, runner) ORDER BY r.host, r.runner");
+      placeholders(sweep_ids.size()) + ") GROUP BY host, runner, env) ORDER BY r.host, r.runner, r.env");
   bind_texts(select, sweep_ids);
   bind_texts(select, sweep_ids, static_cast<int>(sweep_ids.size()) + 1);
   while (select.step()) {
@@ -165,6 +163,7 @@ nlohmann::json environments(Database& database, const std::vector<std::string>& 
     const auto torch = context.value("torch_version", nlohmann::json(nullptr));
     rows.push_back({{"host", select.text(0)},
                     {"runner", select.text(1)},
+                    {"env", select.is_null(4) ? nlohmann::json(nullptr) : nlohmann::json(select.text(4))},
                     {"device", select.text(2)},
                     {"framework", framework.is_object() && framework.contains("name")
                                       ? framework.value("name", "") + " " + framework.value("version", "")
@@ -192,11 +191,11 @@ int64_t count_of(Database& database, const std::string& sql, const std::vector<s
   return select.step() ? select.integer(0) : 0;
 }
 
-// The speedups of one comparison (`compared_axis`: mode, or runner against
+// The speedups of one comparison (`compared_axis`: mode, or runner or env against
 // `reference`) whose estimate exists, for the chart and its table.
 void add_speedups(const Table& table, const std::string& compared_axis, const std::string& reference,
                   nlohmann::json& out) {
-  auto axes = configuration_axes;
+  auto axes = configuration_axes();
   std::erase(axes, compared_axis);
   const bool by_mode = compared_axis == "mode";
   for (const auto& row : row_objects(table)) {
@@ -223,7 +222,7 @@ nlohmann::json trends(Database& database, const ReportOptions& options, const st
   query_options.filter = options.filter;
   query_options.filter.sweeps = ids_of(history);
   query_options.filter.tags.clear();
-  query_options.group_by = configuration_axes;
+  query_options.group_by = configuration_axes();
   query_options.group_by.push_back("sweep");
   query_options.metrics = {"epoch_time"};
   const auto table = query(database, query_options);
@@ -232,8 +231,8 @@ nlohmann::json trends(Database& database, const ReportOptions& options, const st
   for (const auto& row : row_objects(table)) {
     const auto found = position.find(json_text(row.at("sweep")));
     if (found == position.end() || row.at("epoch_time_s").is_null()) continue;
-    points[label_of(row, configuration_axes)].emplace_back(found->second, row.at("epoch_time_s").get<double>(),
-                                                           row.at("runs").get<int64_t>());
+    points[label_of(row, configuration_axes())].emplace_back(found->second, row.at("epoch_time_s").get<double>(),
+                                                             row.at("runs").get<int64_t>());
   }
   for (auto& [label, entries] : points) {
     std::sort(entries.begin(), entries.end());
@@ -300,7 +299,7 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
     runs += row.at("runs").get<int64_t>();
     flagged += row.at("flagged").get<int64_t>();
     most_runs = std::max(most_runs, row.at("runs").get<int64_t>());
-    row["configuration"] = label_of(row, configuration_axes);
+    row["configuration"] = label_of(row, configuration_axes());
     if (const auto* spec = spec_for(database, current, row)) row["reproduce"] = reproduce_command(*spec, row);
   }
   const auto ids = ids_of(current);
@@ -328,7 +327,7 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
     add_speedups(by_mode, "mode", "eager", speedups);
     for (const auto& row : row_objects(by_mode)) {
       if (row.at("peak_memory_mib:eager").is_null() || row.at("peak_memory_mib:compiled").is_null()) continue;
-      auto axes = configuration_axes;
+      auto axes = configuration_axes();
       std::erase(axes, std::string("mode"));
       memory.push_back({{"configuration", label_of(row, axes)},
                         {"eager_mib", row.at("peak_memory_mib:eager")},
@@ -341,6 +340,16 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
       const auto reference = runners.contains("libtorch") ? std::string("libtorch") : *runners.begin();
       compare.compare = "runner=" + reference + ",*";
       add_speedups(query(database, compare), "runner", reference, speedups);
+    }
+    // Environments against the system's (PyTorch versions, docs/environments.md).
+    std::set<std::string> envs;
+    for (const auto& row : configurations) {
+      if (!row.at("env").is_null()) envs.insert(json_text(row.at("env")));
+    }
+    if (envs.size() > 1) {
+      const auto reference = envs.contains("system") ? std::string("system") : *envs.begin();
+      compare.compare = "env=" + reference + ",*";
+      add_speedups(query(database, compare), "env", reference, speedups);
     }
   }
   data["speedups"] = speedups;
@@ -358,7 +367,7 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
                           {"batch_size", row.at("batch_size")},
                           {"samples_per_s", row.at("samples_per_s")}});
     if (row.contains("scaling_efficiency") && !row.at("scaling_efficiency").is_null()) {
-      auto axes = configuration_axes;
+      auto axes = configuration_axes();
       std::erase(axes, std::string("gpus"));
       scaling.push_back({{"configuration", label_of(row, axes)},
                          {"gpus", row.at("gpus")},

@@ -35,6 +35,12 @@ const Entry& named(const std::vector<Entry>& table, const std::string& name, con
 
 }  // namespace
 
+const std::vector<std::string>& configuration_axes() {
+  static const std::vector<std::string> axes{"model", "task",        "batch_size", "precision", "mode",
+                                             "gpus",  "device_name", "runner",     "env",       "data"};
+  return axes;
+}
+
 // The fixed vocabulary of axes: the only names that become SQL.
 const std::vector<Axis>& axis_table() {
   static const std::vector<Axis> axes{
@@ -46,6 +52,7 @@ const std::vector<Axis>& axis_table() {
       {"requested_mode", "r.mode"},
       {"compiler", "r.compiler"},
       {"runner", "r.runner"},
+      {"env", "r.env"},  // the environment it ran in (docs/environments.md)
       {"gpus", "r.gpus"},
       {"device_name", "r.device_name"},
       {"torch_version", "r.torch_version"},

@@ -25,6 +25,10 @@ struct Metric {
 };
 
 // Every axis and metric, in the order docs/query.md lists them.
+// The axes a configuration is named by, in their order: query's default
+// grouping and the report's.
+const std::vector<std::string>& configuration_axes();
+
 const std::vector<Axis>& axis_table();
 const std::vector<Metric>& metric_table();
 // Their names.

@@ -36,15 +36,21 @@ std::optional<nlohmann::json> efficiency_of(const nlohmann::json& result, const 
   if (step <= 0) return std::nullopt;
   const auto& job = result.at("job");
   models::StepFlops flops;
+  std::string convention = "matmul_conv_2flops_per_mac_train_3x_forward";
   try {
     flops = models::step_flops(job);
   } catch (const InvalidInput&) {
-    return std::nullopt;  // a model of a runner's own, which schemas/models.json does not count
+    // A model schemas/models.json has no formula for: the runner's count, if it made one.
+    const auto counted = result.value(nlohmann::json::json_pointer("/execution/counted_flops"), nlohmann::json());
+    if (!counted.is_object()) return std::nullopt;
+    flops.forward_per_sample = counted.at("forward_per_sample").get<double>();
+    flops.per_step = counted.at("per_step").get<double>() * job_fields::get<int64_t>(job, "gpus");
+    convention = "flop_counter_2flops_per_mac_counted_step";
   }
   const double achieved = flops.per_step / step;
   const std::string dtype = job_fields::get<std::string>(job, "precision") == "fp32" ? "fp32" : "bf16";
   const auto peak = peak_of(peak_flops, job_fields::get<std::string>(job, "device").starts_with("cuda"), gpus, dtype);
-  return nlohmann::json{{"convention", "matmul_conv_2flops_per_mac_train_3x_forward"},
+  return nlohmann::json{{"convention", convention},
                         {"forward_flops_per_sample", flops.forward_per_sample},
                         {"flops_per_step", flops.per_step},
                         {"achieved_flops_per_s", achieved},

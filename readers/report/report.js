@@ -365,7 +365,7 @@
 
   const environment = section("Environment", "environment");
   if (data.environments && data.environments.length) {
-    sortableTable(environment, [["host", "host"], ["runner", "runner"], ["framework", "framework"], ["device", "device"],
+    sortableTable(environment, [["host", "host"], ["runner", "runner"], ["env", "env"], ["framework", "framework"], ["device", "device"],
       ["cuda", "CUDA"], ["cudnn", "cuDNN"], ["driver", "driver"], ["gpus", "GPUs"], ["cpu", "CPU"], ["cores", "cores"],
       ["blas", "BLAS"], ["os", "OS"], ["kernel", "kernel"], ["torchsweep", "torchsweep"]], data.environments);
   } else {

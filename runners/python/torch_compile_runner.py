@@ -5,7 +5,8 @@ Honours the worker contract of docs/worker.md exactly like torchsweep-worker,
 through the harness every Python runner shares (torchsweep_harness, installed
 in share/torchsweep/python beside the binaries): the same job document, result
 document, exit codes and methodology. What is its own: PyTorch's models (the
-worker's, torchvision's ResNets when torchvision is installed), its step in
+worker's, torchvision's ResNets when torchvision is installed, and any
+torchvision:NAME or timm:NAME model its environment's library builds), its step in
 eager mode or under torch.compile (TorchInductor by default), CUDA events and
 the caching allocator's peaks on a GPU.
 """
@@ -77,6 +78,8 @@ def build_model(torch, job):
             return self.head(self.ln_final(h).mean(1))
 
     name = job["model"]
+    if ":" in name:
+        return build_library_model(torch, job), start_state.torch_sample_shape(job)
     if name == "mlp":
         model = Mlp(job["input_size"], job["width"], job["depth"], job["num_classes"])
     elif name == "transformer":
@@ -84,6 +87,56 @@ def build_model(torch, job):
     else:
         model = build_resnet(torch, name, job["num_classes"])
     return model, start_state.torch_sample_shape(job)
+
+
+def build_library_model(torch, job):
+    """LIBRARY:NAME (schemas/model_libraries.json), built by the library of this
+    environment, randomly initialised; Unsupported, naming the versions, where
+    the library or the name is not there."""
+    import difflib
+    library, _, name = job["model"].partition(":")
+    where = f"torch {torch.__version__}"
+    try:
+        module = __import__(library)
+    except ImportError:
+        raise Unsupported(f"model {job['model']}: {library} is not installed in this environment ({where}, "
+                          f"{sys.executable})") from None
+    where = f"{library} {module.__version__}, {where}"
+    if library == "torchvision":
+        known = module.models.list_models(module=module.models)
+    else:
+        known = module.list_models()
+    if name not in known:
+        close = difflib.get_close_matches(name, known, n=5)
+        raise Unsupported(f"model {job['model']}: {where} has no model '{name}'"
+                          + (f"; close: {', '.join(close)}" if close else ""))
+    if library == "torchvision":
+        return module.models.get_model(name, weights=None, num_classes=job["num_classes"])
+    return module.create_model(name, pretrained=False, num_classes=job["num_classes"])
+
+
+def counted_flops(torch, job, sample_shape):
+    """One step's FLOPs of a model schemas/models.json has no formula for,
+    counted by torch.utils.flop_counter on a copy built on the meta device:
+    no memory, no random numbers drawn, nothing of the run touched, and at
+    most half a second for a ViT-B at batch 32 (docs/models.md)."""
+    from torch.utils.flop_counter import FlopCounterMode
+    with torch.device("meta"):
+        model = build_model(torch, job)[0]
+        inputs = torch.empty((job["batch_size"],) + tuple(sample_shape))
+        targets = torch.zeros(job["batch_size"], dtype=torch.long)
+    train = job["task"] == "train"
+    model.train(train)
+    with FlopCounterMode(display=False) as forward:
+        with torch.set_grad_enabled(train):
+            loss = torch.nn.functional.cross_entropy(model(inputs).float(), targets)
+    backward = 0
+    if train:
+        with FlopCounterMode(display=False) as counter:
+            loss.backward()
+        backward = counter.get_total_flops()
+    return {"counter": "torch.utils.flop_counter", "forward_per_sample": forward.get_total_flops() / job["batch_size"],
+            "per_step": float(forward.get_total_flops() + backward)}
 
 
 def build_resnet(torch, name, num_classes):
@@ -362,7 +415,9 @@ class TorchCompile(Framework):
         self.torch = torch
 
     def versions(self):
-        return {"torch": self.torch.__version__, "cuda": self.torch.version.cuda}
+        cudnn = self.torch.backends.cudnn
+        return {"torch": self.torch.__version__, "cuda": self.torch.version.cuda,
+                "cudnn": str(cudnn.version()) if cudnn.is_available() else None}
 
     def run(self, job, result):
         torch = self.torch
@@ -410,6 +465,11 @@ class TorchCompile(Framework):
             "compile": {"backend": job["backend"], "compile_mode": job["compile_mode"], "dynamic": job["dynamic"],
                         "fullgraph": job["fullgraph"], "graph_breaks": graph_breaks, "graphs": graphs,
                         "break_reasons": break_reasons} if compiled else None}
+        if ":" in job["model"]:  # a library's model: no formula in schemas/models.json, so counted
+            try:
+                result["execution"]["counted_flops"] = counted_flops(torch, job, start_state.torch_sample_shape(job))
+            except Exception as error:  # noqa: BLE001 - the run stands; only its efficiency is missing
+                warnings.append(f"FLOPs not counted on the meta device: {type(error).__name__}: {error}")
         if ran_compiled and graph_breaks:
             warnings.append(f"{graph_breaks} graph break(s): part of the model ran eagerly between graphs")
         if experiment.scaler:

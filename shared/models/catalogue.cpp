@@ -28,6 +28,23 @@ const ModelSpec& find(std::string_view name) {
   throw InvalidInput("model", "unknown model '" + std::string(name) + "'; known models: " + known);
 }
 
+const ModelSpec* library_of(std::string_view model) {
+  static const auto libraries = [] {
+    std::map<std::string, ModelSpec, std::less<>> specs;
+    const auto file = nlohmann::json::parse(schema::text("model_libraries.json"));
+    for (const auto& [name, entry] : file.items()) {
+      if (name.starts_with('$')) continue;  // $comment
+      specs[name] = {name + ":*", entry.at("description").get<std::string>(), entry.at("inputs").get<std::string>(),
+                     entry.at("defaults").get<std::map<std::string, int64_t>>()};
+    }
+    return specs;
+  }();
+  const auto colon = model.find(':');
+  if (colon == std::string_view::npos) return nullptr;
+  const auto found = libraries.find(model.substr(0, colon));
+  return found == libraries.end() ? nullptr : &found->second;
+}
+
 std::map<std::string, int64_t> knobs_of(const nlohmann::json& job) {
   auto knobs = find(job.at("model").get<std::string>()).defaults;
   for (auto& [knob, value] : knobs) {
@@ -39,7 +56,9 @@ std::map<std::string, int64_t> knobs_of(const nlohmann::json& job) {
 void check_data(const nlohmann::json& job) {
   const auto data = job.find("data");
   if (data == job.end() || !data->is_object()) return;
-  const auto& model = find(job.at("model").get<std::string>());
+  const auto name = job.at("model").get<std::string>();
+  const auto* library = library_of(name);
+  const auto& model = library ? *library : find(name);
   if (model.inputs == "images") return;
   std::string image_models;
   for (const auto& spec : catalogue()) {

@@ -16,16 +16,23 @@ namespace ts::sweep {
 // What runners of one name said they run, by job field: "model", "mode",
 // "precision". A field a runner said nothing of is not checked.
 using RunnerSupport = std::map<std::string, std::set<std::string>>;
-// Runner name -> its support; a runner listed with nothing said is unchecked.
-using KnownRunners = std::map<std::string, RunnerSupport>;
+// What agents said they run: runner name -> its support (a runner listed
+// with nothing said is unchecked), and environment name -> the runners that
+// run there (docs/environments.md).
+struct KnownRunners {
+  std::map<std::string, RunnerSupport> runners;
+  std::map<std::string, std::set<std::string>> environments;
+};
 
 // The runners and what they run in agents' capabilities ("runners",
-// "models", "modes", "precisions"), merged over the agents.
+// "models", "modes", "precisions", "environments"), merged over the agents.
 KnownRunners known_runners(const std::vector<nlohmann::json>& capabilities);
 
 // Throws ts::InvalidInput(FIELD, ...) naming the value, the runner and what
-// it runs for the first job no runner of its name can run; returns one
-// warning per runner the sweep names that `known` lacks.
+// it runs for the first job no runner of its name can run, or whose `env`
+// no agent offers for its runner (naming those offered); returns one
+// warning per runner the sweep names that `known` lacks, and one when jobs
+// name environments but no agent said which it offers.
 // `source` says where `known` came from, e.g. "as its agents reported".
 std::vector<std::string> check_runnable(const Sweep& sweep, const KnownRunners& known, const std::string& source);
 

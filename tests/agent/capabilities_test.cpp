@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "shared/errors.hpp"
 #include "tests/support/temp_directory.hpp"
@@ -57,17 +59,25 @@ TEST(Capabilities, TheModesAndPrecisionsARunnerSaysItRunsAreKeptByName) {
   EXPECT_TRUE(parse_runner_axes("torchsweep-old 0.1.0 (abc)\ntorch 2.6.0 cuda none\n").empty());
 }
 
+// An executable shell script `name` in `directory`.
+std::filesystem::path script(const std::filesystem::path& directory, const std::string& name, const std::string& body) {
+  const auto path = directory / name;
+  std::ofstream(path) << "#!/bin/sh\n" << body;
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path;
+}
+
 TEST(Capabilities, RunnersAreProbedTogetherAndOneWhoseFrameworkDoesNotImportSaysSo) {
   testing::TempDirectory directory("ts_capabilities");
   const auto write = [&](const std::string& name, const std::string& body) {
-    const auto path = directory / name;
-    std::ofstream(path) << "#!/bin/sh\n" << body;
-    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
-    return path.string();
+    return script(directory.path(), name, body);
   };
-  const auto probes = probe_runners(
-      {{"good", write("good", "sleep 1; printf 'torchsweep-good 1 (x)\\nnumpy 2.5 jax 0.10\\nmodes eager\\n'\n")},
-       {"broken", write("broken", "sleep 1; echo 'ModuleNotFoundError: tensorflow' >&2; exit 1\n")}});
+  const auto probes = own_probes(
+      probe_runners(
+          {{"good", {write("good", "sleep 1; printf 'torchsweep-good 1 (x)\\nnumpy 2.5 jax 0.10\\nmodes eager\\n'\n")}},
+           {"broken", {write("broken", "sleep 1; echo 'ModuleNotFoundError: tensorflow' >&2; exit 1\n")}}},
+          {}),
+      {{"good", {}}, {"broken", {}}});
   EXPECT_TRUE(probes.at("good").answered);
   EXPECT_EQ(probes.at("good").versions.at("jax"), "0.10");
   EXPECT_FALSE(probes.at("broken").answered);
@@ -76,6 +86,48 @@ TEST(Capabilities, RunnersAreProbedTogetherAndOneWhoseFrameworkDoesNotImportSays
   EXPECT_EQ(capabilities.at("modes").at("good"), nlohmann::json::array({"eager"}));
   EXPECT_FALSE(capabilities.at("modes").contains("broken"));
   EXPECT_TRUE(capabilities.at("torch_version").is_null());
+}
+
+TEST(Capabilities, APythonRunnerIsProbedInEveryEnvironmentOncePerInterpreter) {
+  testing::TempDirectory directory("ts_environments");
+  const auto write = [&](const std::string& name, const std::string& body) {
+    return script(directory.path(), name, body);
+  };
+  // Interpreters that say which one ran; each call leaves a line in its log.
+  const auto interpreter = [&](const std::string& name, const std::string& version) {
+    return write(name,
+                 "echo x >> " + (directory / (name + ".log")).string() + "\nTORCH=" + version + " exec sh \"$@\"\n");
+  };
+  const auto old_torch = interpreter("old", "2.6.0");
+  const std::map<std::string, std::filesystem::path> environments{
+      {"system", old_torch},
+      {"same", old_torch},  // another name for the same interpreter
+      {"new", interpreter("new", "2.15.0")},
+      {"broken", write("broken", "exit 1\n")}};
+  const std::map<std::string, Runner> runners{
+      {"torch-compile",
+       {write("runner.sh", "printf 'torchsweep-torch-compile 1 (x)\\ntorch %s cuda none\\n' $TORCH\n"), true,
+        "system"}},
+      {"libtorch",
+       {write("worker", "printf 'torchsweep-worker 1 (x)\\ntorch 2.6.0 cuda none\\n'\n"), false, "system"}}};
+  const auto probes = probe_runners(runners, environments);
+  EXPECT_EQ(probes.at({"torch-compile", "system"}).versions.at("torch"), "2.6.0");
+  EXPECT_EQ(probes.at({"torch-compile", "same"}).versions.at("torch"), "2.6.0");
+  EXPECT_EQ(probes.at({"torch-compile", "new"}).versions.at("torch"), "2.15.0");
+  EXPECT_FALSE(probes.at({"torch-compile", "broken"}).answered);
+  EXPECT_TRUE(probes.at({"libtorch", "system"}).answered);
+  EXPECT_FALSE(probes.contains({"libtorch", "new"}));  // a program of its own runs where it was built
+  std::ifstream log(directory / "old.log");
+  EXPECT_EQ(std::count(std::istreambuf_iterator<char>(log), {}, '\n'), 2);  // --version, --list-models: once
+
+  const auto offered = environment_capabilities(probes, runners, environments);
+  EXPECT_EQ(offered.at("new").at("python"), environments.at("new").string());
+  EXPECT_EQ(offered.at("new").at("runners"),
+            (nlohmann::json{{"torch-compile", {{"torch", "2.15.0"}, {"cuda", nullptr}}}}));
+  EXPECT_EQ(offered.at("system").at("runners").size(), 2u);
+  EXPECT_FALSE(offered.contains("broken"));
+  const auto own = own_probes(probes, runners);
+  EXPECT_EQ(own.at("torch-compile").versions.at("torch"), "2.6.0");
 }
 
 }  // namespace

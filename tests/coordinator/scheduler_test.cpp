@@ -118,6 +118,29 @@ TEST(Scheduler, GpuTypeMemoryLabelsAndRunnerMustFit) {
   EXPECT_EQ(ids(scheduler.schedule()), Ids{"labelled@rack-b"});
 }
 
+TEST(Scheduler, AJobWithAnEnvGoesOnlyToAnAgentOfferingItsRunnerThere) {
+  Scheduler scheduler;
+  auto old_torch = cpu_agent("old");
+  old_torch.runners.insert("torch-compile");
+  old_torch.placements = {{"torch-compile", "system"}};
+  scheduler.add_agent(old_torch);
+  auto new_torch = job("new-torch");
+  new_torch.runner = "torch-compile";
+  new_torch.env = "torch-2.15";
+  auto own = job("own", 1);
+  own.runner = "torch-compile";
+  scheduler.enqueue(new_torch);
+  scheduler.enqueue(own);
+  EXPECT_EQ(ids(scheduler.schedule()), Ids{"own@old"});  // no env: the runner's own, which old has
+  scheduler.release("own");
+  EXPECT_TRUE(scheduler.schedule().empty());
+  EXPECT_TRUE(scheduler.is_queued("new-torch"));
+  auto both = cpu_agent("both");
+  both.placements = {{"torch-compile", "system"}, {"torch-compile", "torch-2.15"}};
+  scheduler.add_agent(both);
+  EXPECT_EQ(ids(scheduler.schedule()), Ids{"new-torch@both"});
+}
+
 TEST(Scheduler, NothingRunsBesideANodeExclusiveJob) {
   Scheduler scheduler;
   scheduler.add_agent(gpu_agent("node", 8));

@@ -13,13 +13,12 @@ import json
 import pathlib
 import subprocess
 import sys
-import tempfile
 import unittest
 import urllib.parse
 import urllib.request
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
-from processes import free_port, stop, wait_until  # noqa: E402
+from processes import ProcessTestCase, free_port, wait_until  # noqa: E402
 
 ARGS = None
 SWEEP = """name: scrape
@@ -45,29 +44,8 @@ def series_value(text, line_start):
     return None
 
 
-class PrometheusScrape(unittest.TestCase):
-    def setUp(self):
-        self.directory = tempfile.TemporaryDirectory(prefix="ts_prometheus_")
-        self.folder = pathlib.Path(self.directory.name)
-        self.processes = []  # (name, process, log)
-
-    def tearDown(self):
-        stop([process for _, process, _ in self.processes])
-        for name, process, log in reversed(self.processes):
-            log.close()
-            # ctest shows this only when the test failed (--output-on-failure).
-            tail = (self.folder / f"{name}.log").read_text().splitlines()[-15:]
-            print(f"---- {name} (exit {process.returncode}), last lines:\n" + "\n".join(tail), file=sys.stderr)
-        self.directory.cleanup()
-
-    def start(self, name, command):
-        log = open(self.folder / f"{name}.log", "w")
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        self.processes.append((name, process, log))
-
-    def read_file(self, name):
-        path = self.folder / name
-        return path.read_text().strip() if path.exists() else None
+class PrometheusScrape(ProcessTestCase):
+    FOLDER_PREFIX = "ts_prometheus_"
 
     def query(self, expression):
         """The result vector of an instant query, [] while Prometheus has none."""

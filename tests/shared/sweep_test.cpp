@@ -40,8 +40,8 @@ TEST(Runnable, AModelNoRunnerOfItsNameRunsIsRefusedByNameAndUnknownRunnersWarn) 
   const auto known =
       known_runners({{{"runners", {"libtorch", "fake"}}, {"models", {{"libtorch", {"mlp", "resnet18"}}}}},
                      {{"runners", {"libtorch"}}, {"models", {{"libtorch", {"transformer"}}}}}});
-  EXPECT_EQ(known.at("libtorch").at("model"), (std::set<std::string>{"mlp", "resnet18", "transformer"}));
-  EXPECT_TRUE(known.at("fake").empty());  // listed nothing: unchecked
+  EXPECT_EQ(known.runners.at("libtorch").at("model"), (std::set<std::string>{"mlp", "resnet18", "transformer"}));
+  EXPECT_TRUE(known.runners.at("fake").empty());  // listed nothing: unchecked
   try {
     check_runnable(sweep, known, "as reported");
     FAIL() << "accepted";
@@ -57,6 +57,62 @@ TEST(Runnable, AModelNoRunnerOfItsNameRunsIsRefusedByNameAndUnknownRunnersWarn) 
   EXPECT_NE(warnings[0].find("'jax'"), std::string::npos) << warnings[0];
   spec["fixed"]["runner"] = "fake";
   EXPECT_TRUE(check_runnable(expand(spec, "t.yaml"), known, "as reported").empty());
+}
+
+TEST(Runnable, AnEnvNoAgentOffersForItsRunnerIsRefusedNamingThoseOffered) {
+  const auto known = known_runners({nlohmann::json::parse(R"({
+      "runners": ["torch-compile", "tensorflow"],
+      "environments": {
+        "system": {"python": "python3", "runners": {"torch-compile": {"torch": "2.6.0"}}},
+        "torch-2.15": {"python": "/v/bin/python3", "runners": {"torch-compile": {"torch": "2.15.0"}}},
+        "tensorflow": {"python": "/t/bin/python3", "runners": {"tensorflow": {"tensorflow": "2.21.0"}}}}})")});
+  auto spec = minimal();
+  spec["fixed"]["runner"] = "torch-compile";
+  spec["axes"]["env"] = {"system", "torch-2.15"};
+  EXPECT_TRUE(check_runnable(expand(spec, "t.yaml"), known, "as reported").empty());
+  const auto refusal = [&](const nlohmann::json& sweep_spec) {
+    try {
+      check_runnable(expand(sweep_spec, "t.yaml"), known, "as reported");
+      return std::string("<accepted>");
+    } catch (const InvalidInput& error) {
+      EXPECT_EQ(error.field(), "env");
+      return std::string(error.what());
+    }
+  };
+  spec["axes"]["env"] = {"system", "torch-2.16"};
+  EXPECT_NE(refusal(spec).find("no agent offers environment 'torch-2.16' (offered: system, tensorflow, torch-2.15"),
+            std::string::npos)
+      << refusal(spec);
+  spec["axes"]["env"] = {"tensorflow"};
+  EXPECT_NE(refusal(spec).find("runner 'torch-compile' does not run in environment 'tensorflow' (there: tensorflow"),
+            std::string::npos)
+      << refusal(spec);
+  // No agent said which environments it offers: unchecked, with a warning.
+  const auto warnings =
+      check_runnable(expand(spec, "t.yaml"), known_runners({{{"runners", {"torch-compile"}}}}), "as reported");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("env is unchecked"), std::string::npos) << warnings[0];
+}
+
+TEST(Runnable, ALibraryModelRunsWhereTheRunnerListsItsLibrary) {
+  const auto known = known_runners({nlohmann::json::parse(R"({
+      "runners": ["libtorch", "torch-compile"],
+      "models": {"libtorch": ["mlp", "resnet18"], "torch-compile": ["mlp", "resnet18", "timm:*", "torchvision:*"]}})")});
+  auto spec = minimal();
+  spec["axes"]["model"] = {"timm:test_resnet", "torchvision:squeezenet1_1"};
+  spec["fixed"]["runner"] = "torch-compile";
+  spec["fixed"]["data"] = {{"folder", "imagenet"}, {"format", "imagefolder"}};  // their inputs are images
+  EXPECT_TRUE(check_runnable(expand(spec, "t.yaml"), known, "as reported").empty());
+  spec["fixed"]["runner"] = "libtorch";
+  try {
+    check_runnable(expand(spec, "t.yaml"), known, "as reported");
+    FAIL() << "a library model accepted for libtorch";
+  } catch (const InvalidInput& error) {
+    EXPECT_EQ(error.field(), "model");
+    EXPECT_NE(std::string(error.what()).find("'timm:test_resnet'"), std::string::npos) << error.what();
+  }
+  spec["axes"]["model"] = {"keras:resnet"};  // not a library of model_libraries.json
+  EXPECT_EQ(refusal(spec), "axes.model[0]");
 }
 
 TEST(Runnable, AModeOrPrecisionNoRunnerOfItsNameRunsIsRefusedNamingTheField) {

@@ -58,5 +58,22 @@ TEST(Efficiency, NothingForAResultWithoutStepTimesOrOfAModelTheCatalogueLacks) {
   EXPECT_FALSE(efficiency_of(own_model, peaks, {}));
 }
 
+TEST(Efficiency, ALibraryModelIsMeasuredByTheFlopsItsRunnerCounted) {
+  auto document = result({{"device", "cpu"}, {"precision", "bf16"}}, 0.25);
+  document["job"]["model"] = "timm:convnext_tiny";
+  EXPECT_FALSE(efficiency_of(document, peaks, {}));  // nothing counted: nothing claimed
+  document["execution"]["counted_flops"] = {
+      {"counter", "torch.utils.flop_counter"}, {"forward_per_sample", 8.9e9}, {"per_step", 8.5e11}};
+  const auto efficiency = efficiency_of(document, peaks, {});
+  ASSERT_TRUE(efficiency);
+  EXPECT_EQ(efficiency->at("convention"), "flop_counter_2flops_per_mac_counted_step");
+  EXPECT_DOUBLE_EQ(efficiency->at("forward_flops_per_sample").get<double>(), 8.9e9);
+  EXPECT_DOUBLE_EQ(efficiency->at("flops_per_step").get<double>(), 8.5e11);
+  EXPECT_DOUBLE_EQ(efficiency->at("mfu").get<double>(), 8.5e11 / 0.25 / 2e10);
+  // A built-in model keeps the analytic count every runner shares.
+  document["job"]["model"] = "resnet18";
+  EXPECT_EQ(efficiency_of(document, peaks, {})->at("convention"), "matmul_conv_2flops_per_mac_train_3x_forward");
+}
+
 }  // namespace
 }  // namespace ts::agent

@@ -80,6 +80,29 @@ def model_catalogue():
     return {name: entry for name, entry in schema("models.json").items() if not name.startswith("$")}
 
 
+def model_libraries():
+    """schemas/model_libraries.json: the libraries models are named from (LIBRARY:NAME)."""
+    return {name: entry for name, entry in schema("model_libraries.json").items() if not name.startswith("$")}
+
+
+def model_spec(model, runner_name):
+    """The catalogue entry of a built-in model, or of the library a LIBRARY:NAME
+    model comes from (its inputs and knobs); InvalidJob for an unknown model or
+    a library this runner does not build from."""
+    library, colon, _ = model.partition(":")
+    if colon:
+        entry = model_libraries().get(library)
+        if entry is None or runner_name not in entry["runners"]:
+            runs = ", ".join(name for name, spec in sorted(model_libraries().items()) if runner_name in spec["runners"])
+            raise InvalidJob("model", f"'{model}': this runner ({runner_name}) builds no {library} models"
+                                      + (f" (it builds {runs} ones)" if runs else "; the torch-compile runner does"))
+        return entry
+    catalogue = model_catalogue()
+    if model not in catalogue:
+        raise InvalidJob("model", f"unknown model '{model}'; known models: " + ", ".join(sorted(catalogue)))
+    return catalogue[model]
+
+
 def job_defaults():
     """The "default" of every property of schemas/job.schema.json."""
     return {name: spec["default"] for name, spec in schema("job.schema.json")["properties"].items()
@@ -100,19 +123,17 @@ def resolve_job(document, runner_name):
     validate_job(document)
     job = dict(job_defaults(), runner=runner_name)
     job.update(document)
-    catalogue = model_catalogue()
-    if job["model"] not in catalogue:
-        raise InvalidJob("model", f"unknown model '{job['model']}'; known models: " + ", ".join(sorted(catalogue)))
-    model_defaults = catalogue[job["model"]]["defaults"]
+    spec = model_spec(job["model"], runner_name)
+    model_defaults = spec["defaults"]
     ignored = [knob for knob in MODEL_KNOBS if knob in document and knob not in model_defaults]
     for knob, value in model_defaults.items():
         job[knob] = document.get(knob, value)
     for knob in ignored:
         del job[knob]
-    if isinstance(job["data"], dict) and catalogue[job["model"]]["inputs"] != "images":
-        image_models = ", ".join(name for name, entry in sorted(catalogue.items()) if entry["inputs"] == "images")
+    if isinstance(job["data"], dict) and spec["inputs"] != "images":
+        image_models = ", ".join(name for name, entry in sorted(model_catalogue().items()) if entry["inputs"] == "images")
         raise InvalidJob("data", f"imagefolder data needs a model that reads images ({image_models}); "
-                                 f"'{job['model']}' reads {catalogue[job['model']]['inputs']}")
+                                 f"'{job['model']}' reads {spec['inputs']}")
     if job["data_parallel"] == "always":
         raise InvalidJob("data_parallel", "always (the one-rank data-parallel path) is the LibTorch worker's; "
                                           "this runner trains in one process without collectives")
@@ -186,6 +207,9 @@ def main(argv, name, make_framework):
         print(f"{'model':<12} description (defaults)")
         for model, entry in sorted(model_catalogue().items()):
             print(f"{model:<12} {entry['description']} {json.dumps(entry['defaults'])}")
+        for library, entry in sorted(model_libraries().items()):
+            if name in entry["runners"]:
+                print(f"{library + ':*':<12} {entry['description']} {json.dumps(entry['defaults'])}")
         return EXIT_OK
     if arguments.version:
         framework = make_framework()

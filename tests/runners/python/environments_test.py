@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""PyTorch versions as environments (docs/environments.md), through real
+coordinator and agent processes: the agent offers the installed
+environments (the system's PyTorch and the set-up's newest) and one an
+operator names with --env; a sweep with an `env` axis runs the
+torch.compile runner in each, eager and compiled; every result names the
+environment and the PyTorch version that ran it; `query --compare env`
+sets the versions side by side with intervals; and `submit` refuses an
+environment no agent offers, naming those offered, and one without the
+job's runner. Library models (torchvision:NAME, timm:NAME) are built by
+each environment's own library, or refused naming its versions.
+
+    environments_test.py --torchsweep PATH --newest-python PATH
+"""
+import argparse
+import json
+import pathlib
+import sqlite3
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "support"))
+from processes import ProcessTestCase, wait_until  # noqa: E402
+
+ARGS = None
+SHAPE = "{model: mlp, batch_size: 8, input_size: 16, width: 32, depth: 2, epochs: 2, warmup: 2, iters: 2, threads: 1}"
+
+
+# A library model's parameter count and one training step's FLOPs at the
+# sweep's shape (batch 4, 32x32, 10 classes), from the library and
+# torch.utils.flop_counter on real CPU tensors: an independent count.
+INDEPENDENT_COUNT = """
+import json, sys, torch
+from torch.utils.flop_counter import FlopCounterMode
+library, _, name = sys.argv[1].partition(":")
+if library == "torchvision":
+    import torchvision
+    model = torchvision.models.get_model(name, weights=None, num_classes=10)
+else:
+    import timm
+    model = timm.create_model(name, pretrained=False, num_classes=10)
+model.train()
+with FlopCounterMode(display=False) as forward:
+    loss = torch.nn.functional.cross_entropy(model(torch.randn(4, 3, 32, 32)), torch.randint(10, (4,)))
+with FlopCounterMode(display=False) as backward:
+    loss.backward()
+print(json.dumps({"parameters": sum(p.numel() for p in model.parameters()), "forward": forward.get_total_flops(),
+                  "per_step": forward.get_total_flops() + backward.get_total_flops()}))
+"""
+
+
+class Environments(ProcessTestCase):
+    FOLDER_PREFIX = "ts_environments_"
+
+    def torchsweep(self, *arguments, check=True):
+        done = subprocess.run([ARGS.torchsweep, *arguments], capture_output=True, text=True, timeout=120)
+        if check:
+            self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        return done
+
+    def submit(self, name, text):
+        path = self.folder / f"{name}.yaml"
+        path.write_text(text)
+        return self.torchsweep("submit", "--coordinator", f"127.0.0.1:{self.port}", str(path), check=False)
+
+    def sweep_states(self, sweep_id):
+        status = json.loads(self.torchsweep("status", "--coordinator", f"127.0.0.1:{self.port}", "--json").stdout)
+        for sweep in status["sweeps"]:
+            if sweep["sweep_id"] == sweep_id:
+                return sweep
+        return None
+
+    def test_each_environment_runs_its_own_pytorch_and_query_compares_them(self):
+        db = self.folder / "store.db"
+        self.start("coordinator", [ARGS.torchsweep, "coordinator", "--listen", "127.0.0.1:0", "--db", str(db),
+                                   "--port-file", str(self.folder / "port"), "--heartbeat-s", "0.5"])
+        self.port = wait_until(lambda: self.read_file("port"), 60, "the coordinator's port")
+        self.start("agent", [ARGS.torchsweep, "agent", "--coordinator", f"127.0.0.1:{self.port}", "--name", "envs",
+                             "--env", f"operators={ARGS.newest_python}", "--peak-probe", "off",
+                             "--work-dir", str(self.folder / "agent")])
+
+        def offered():
+            status = json.loads(self.torchsweep("status", "--coordinator", f"127.0.0.1:{self.port}", "--json").stdout)
+            return status["agents"] if status.get("agents") else None
+        agents = wait_until(offered, 120, "the agent's registration")
+        self.assertEqual(len(agents), 1, agents)
+
+        # Refused at submit: an environment no agent offers, and one without the job's runner.
+        refused = self.submit("unknown", f"name: unknown\nfixed: {SHAPE}\naxes:\n  env: [system, torch-0.1]\n")
+        self.assertEqual(refused.returncode, 2, refused.stdout + refused.stderr)
+        self.assertIn("torch-0.1", refused.stderr)
+        self.assertIn("offered: ", refused.stderr)
+        for name in ("system", "torch-2.15", "operators"):
+            self.assertIn(name, refused.stderr)
+
+        # Eager five times in each version (an interval needs five runs a
+        # side); compiled once in each, and in the operator's environment.
+        eager = self.submit("eager", f"name: eager\nfixed: {SHAPE[:-1]}, runner: torch-compile}}\n"
+                                     "axes:\n  env: [system, torch-2.15]\nrepeats: 5\n")
+        compiled = self.submit("compiled", f"name: compiled\nfixed: {SHAPE[:-1]}, runner: torch-compile, mode: compiled}}\n"
+                                           "axes:\n  env: [system, torch-2.15, operators]\n")
+        sweep_ids = []
+        for submitted in (eager, compiled):
+            self.assertEqual(submitted.returncode, 0, submitted.stdout + submitted.stderr)
+            sweep_ids.append(submitted.stdout.split()[2].rstrip(":"))
+        for sweep_id, jobs in zip(sweep_ids, (10, 3)):
+            wait_until(lambda: (lambda s: s and sum(s["jobs"].get(k, 0) for k in ("done", "failed")) == jobs)(
+                self.sweep_states(sweep_id)), 600, f"the {jobs} jobs of {sweep_id}")
+            self.assertEqual(self.sweep_states(sweep_id)["jobs"].get("done"), jobs, self.sweep_states(sweep_id))
+
+        # Every result names its environment and the PyTorch that ran.
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as store:
+            rows = store.execute("SELECT r.env, r.torch_version, r.mode_ran, d.document FROM results r "
+                                 "JOIN result_documents d ON d.job_id = r.job_id AND d.attempt = r.attempt "
+                                 "WHERE r.sweep_id = ?", (sweep_ids[1],)).fetchall()
+            counts = dict(store.execute("SELECT env, COUNT(*) FROM results WHERE sweep_id = ? GROUP BY env",
+                                        (sweep_ids[0],)).fetchall())
+        self.assertEqual(counts, {"system": 5, "torch-2.15": 5})
+        versions = {}
+        for env, torch_version, mode_ran, document in rows:
+            self.assertEqual(mode_ran, "compiled", env)  # TorchInductor ran, no eager fallback
+            context = json.loads(document)["context"]
+            self.assertEqual(context["env"]["name"], env)
+            self.assertEqual(context["env"]["versions"]["torch"].split("+")[0], torch_version.split("+")[0])
+            versions[env] = torch_version
+        self.assertEqual(sorted(versions), ["operators", "system", "torch-2.15"])
+        self.assertTrue(versions["torch-2.15"].startswith("2.15."), versions)
+        self.assertTrue(versions["system"].startswith("2.6."), versions)  # Debian's
+        self.assertEqual(versions["operators"], versions["torch-2.15"])  # the same interpreter, another name
+
+        # The versions side by side, with the speedup's interval.
+        compared = json.loads(self.torchsweep("query", "--db", str(db), "--sweep", sweep_ids[0], "--compare",
+                                              "env=system,torch-2.15", "--format", "json").stdout)
+        self.assertEqual(len(compared), 1, compared)
+        row = compared[0]
+        self.assertEqual((row["runs:system"], row["runs:torch-2.15"]), (5, 5))
+        self.assertLessEqual(row["speedup_low"], row["speedup"])
+        self.assertLessEqual(row["speedup"], row["speedup_high"])
+        table = self.torchsweep("query", "--db", str(db), "--sweep", sweep_ids[0], "--compare",
+                                "env=system,torch-2.15").stdout
+        self.assertIn("epoch_time_s:torch-2.15", table)
+
+        # Models named from the libraries, built by each PyTorch version's
+        # own, eager and compiled; refused by the runner, naming the
+        # versions, where the library is not installed (the bare system
+        # python has no timm) or lacks the name (with the close ones).
+        library = ("name: libraries\nfixed: {runner: torch-compile, batch_size: 4, input_size: 32, num_classes: 10, "
+                   "epochs: 1, warmup: 2, iters: 2, threads: 1}\n"
+                   "axes:\n  model: [torchvision:squeezenet1_1, timm:test_resnet]\n"
+                   "  env: [torch-2.6, torch-2.15]\n  mode: [eager, compiled]\n"
+                   "include:\n  - {model: timm:test_resnet, env: system, mode: eager}\n"
+                   "  - {model: torchvision:resnet_999, env: torch-2.15, mode: eager}\n")
+        libraries = self.submit("libraries", library)
+        self.assertEqual(libraries.returncode, 0, libraries.stdout + libraries.stderr)
+        library_id = libraries.stdout.split()[2].rstrip(":")
+        wait_until(lambda: (lambda s: s and sum(s["jobs"].get(k, 0) for k in ("done", "failed")) == 10)(
+            self.sweep_states(library_id)), 800, "the ten library-model jobs")
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as store:
+            outcomes = {(model, env, mode): (status, error, mode_ran) for model, env, mode, status, error, mode_ran in
+                        store.execute("SELECT model, env, mode, status, error, mode_ran FROM results "
+                                      "WHERE sweep_id = ?", (library_id,))}
+        self.assertEqual(len(outcomes), 10, outcomes)
+        for model in ("torchvision:squeezenet1_1", "timm:test_resnet"):
+            for env in ("torch-2.6", "torch-2.15"):
+                for mode in ("eager", "compiled"):
+                    self.assertEqual(outcomes[(model, env, mode)][::2], ("ok", mode), (model, env))
+        status, error, _ = outcomes[("timm:test_resnet", "system", "eager")]
+        self.assertEqual(status, "unsupported")
+        self.assertIn("timm is not installed in this environment (torch 2.6", error)
+        status, error, _ = outcomes[("torchvision:resnet_999", "torch-2.15", "eager")]
+        self.assertEqual(status, "unsupported")
+        self.assertIn("torchvision 0.29.2", error)
+        self.assertIn("has no model 'resnet_999'; close: ", error)
+        self.assertIn("resnet", error.split("close: ")[1])
+
+        # Their parameters and FLOPs as the library and torch.utils.flop_counter
+        # give them here, on real tensors, against what the runner reported
+        # and the store's efficiency figures.
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as store:
+            counted = store.execute(
+                "SELECT r.model, r.env, r.flops_per_step, r.achieved_flops_per_s, d.document FROM results r "
+                "JOIN result_documents d ON d.job_id = r.job_id AND d.attempt = r.attempt "
+                "WHERE r.sweep_id = ? AND r.status = 'ok' AND r.mode = 'eager'", (library_id,)).fetchall()
+        self.assertEqual(len(counted), 4, counted)
+        for model, env, flops_per_step, achieved, document in counted:
+            execution = json.loads(document)["execution"]
+            python = json.loads(document)["context"]["env"]["python"]
+            own = json.loads(subprocess.run([python, "-c", INDEPENDENT_COUNT, model], capture_output=True, text=True,
+                                            check=True, timeout=300).stdout)
+            self.assertEqual(execution["model_parameters"], own["parameters"], (model, env))
+            self.assertEqual(execution["counted_flops"]["per_step"], own["per_step"], (model, env))
+            self.assertEqual(execution["counted_flops"]["forward_per_sample"] * 4, own["forward"], (model, env))
+            self.assertEqual(flops_per_step, own["per_step"], (model, env))
+            self.assertGreater(achieved, 0)
+
+        # A runner that is a program of its own runs only where it was built.
+        wrong = self.submit("wrong", f"name: wrong\nfixed: {SHAPE[:-1]}, runner: libtorch}}\n"
+                                     "axes:\n  env: [torch-2.15]\n")
+        self.assertEqual(wrong.returncode, 2, wrong.stdout + wrong.stderr)
+        self.assertIn("runner 'libtorch' does not run in environment 'torch-2.15'", wrong.stderr)
+        # A library model in a runner that builds none is refused at submit.
+        native = self.submit("native", "name: native\nfixed: {runner: libtorch, model: timm:test_resnet}\naxes: {batch_size: [4]}\n")
+        self.assertEqual(native.returncode, 2, native.stdout + native.stderr)
+        self.assertIn("no runner 'libtorch' can run model 'timm:test_resnet'", native.stderr)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--torchsweep", required=True)
+    parser.add_argument("--newest-python", required=True)
+    ARGS, rest = parser.parse_known_args()
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
