@@ -96,12 +96,15 @@ def build_library_model(torch, job):
     import difflib
     library, _, name = job["model"].partition(":")
     where = f"torch {torch.__version__}"
+    package = {"hf": "transformers"}.get(library, library)
     try:
-        module = __import__(library)
+        module = __import__(package)
     except ImportError:
-        raise Unsupported(f"model {job['model']}: {library} is not installed in this environment ({where}, "
+        raise Unsupported(f"model {job['model']}: {package} is not installed in this environment ({where}, "
                           f"{sys.executable})") from None
-    where = f"{library} {module.__version__}, {where}"
+    where = f"{package} {module.__version__}, {where}"
+    if library == "hf":
+        return build_language_model(torch, module, job, name, where)
     if library == "torchvision":
         known = module.models.list_models(module=module.models)
     else:
@@ -115,28 +118,109 @@ def build_library_model(torch, job):
     return module.create_model(name, pretrained=False, num_classes=job["num_classes"])
 
 
+def build_language_model(torch, transformers, job, name, where):
+    """hf:MODEL_TYPE: transformers' configuration of that type with the job's
+    sizes where given, as a masked language model where transformers has one
+    for the type, else a causal one (schemas/model_libraries.json)."""
+    import difflib
+    from transformers.models.auto import modeling_auto
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+    if name not in CONFIG_MAPPING_NAMES:
+        close = difflib.get_close_matches(name, list(CONFIG_MAPPING_NAMES), n=5)
+        raise Unsupported(f"model {job['model']}: {where} has no model type '{name}'"
+                          + (f"; close: {', '.join(close)}" if close else ""))
+    sizes = {attribute: job[knob] for knob, attribute in
+             (("width", "hidden_size"), ("depth", "num_hidden_layers"), ("heads", "num_attention_heads")) if knob in job}
+    default = transformers.AutoConfig.for_model(name)
+    if "width" in job and hasattr(default, "intermediate_size"):
+        sizes["intermediate_size"] = 4 * job["width"]
+    if getattr(default, "max_position_embeddings", job["seq_len"]) < job["seq_len"]:
+        sizes["max_position_embeddings"] = job["seq_len"]
+    config = transformers.AutoConfig.for_model(name, **sizes)
+    if name in modeling_auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES:
+        model, masked = transformers.AutoModelForMaskedLM.from_config(config), True
+    elif name in modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        model, masked = transformers.AutoModelForCausalLM.from_config(config), False
+    else:
+        raise Unsupported(f"model {job['model']}: {where} has neither a masked nor a causal language model of type "
+                          f"'{name}'")
+
+    class LanguageModel(torch.nn.Module):
+        """Token ids in, logits out; its batches are ids and the targets of its
+        objective: 15% of the positions masked and predicted (masked), or the
+        next token (causal). -100 marks a position the loss skips."""
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, ids):
+            return self.model(input_ids=ids).logits
+
+        def make_batch(self, job, device):
+            shape = (job["batch_size"], job["seq_len"])
+            ids = torch.randint(config.vocab_size, shape, device=device)
+            if masked:
+                chosen = torch.rand(shape, device=device) < 0.15
+                # The configuration names no mask token; the last id stands for it (the cost is the same).
+                return torch.where(chosen, config.vocab_size - 1, ids), torch.where(chosen, ids, -100)
+            return ids, torch.cat([ids[:, 1:], torch.full((shape[0], 1), -100, device=device)], 1)
+
+    return LanguageModel()
+
+
+def synthetic_batch(torch, job, model, sample_shape, device):
+    """One batch of random inputs and targets: the model's own kind where it
+    makes them (a language model's tokens), else samples and class labels."""
+    if hasattr(model, "make_batch"):
+        return model.make_batch(job, device)
+    return (torch.randn((job["batch_size"],) + tuple(sample_shape), device=device),
+            torch.randint(job["num_classes"], (job["batch_size"],), device=device))
+
+
+def class_loss(torch, output, targets):
+    """Cross-entropy over classes, or over every position of a sequence's
+    logits (positions marked -100 skipped)."""
+    if output.dim() == 3:
+        output, targets = output.flatten(0, 1), targets.flatten()
+    return torch.nn.functional.cross_entropy(output.float(), targets)
+
+
 def counted_flops(torch, job, sample_shape):
     """One step's FLOPs of a model schemas/models.json has no formula for,
-    counted by torch.utils.flop_counter on a copy built on the meta device:
-    no memory, no random numbers drawn, nothing of the run touched, and at
-    most half a second for a ViT-B at batch 32 (docs/models.md)."""
+    counted by torch.utils.flop_counter on a copy of the model: built on the
+    meta device (no memory, at most half a second for a ViT-B at batch 32),
+    or, for a model whose code reads tensor values on the way (BERT's masks
+    in transformers 4), on the CPU at batch 1 and scaled to the batch, the
+    random numbers of the run left as they were (docs/models.md)."""
+    try:
+        forward, backward = _step_flops(torch, job, sample_shape, "meta", job["batch_size"])
+        batch = job["batch_size"]
+    except RuntimeError:
+        with torch.random.fork_rng(devices=[]):
+            forward, backward = _step_flops(torch, job, sample_shape, "cpu", 1)
+        batch = 1
+    return {"counter": "torch.utils.flop_counter", "forward_per_sample": forward / batch,
+            "per_step": float(forward + backward) * job["batch_size"] / batch}
+
+
+def _step_flops(torch, job, sample_shape, device, batch_size):
+    """(forward, backward) FLOPs of one step of a fresh copy of the model on
+    `device` at `batch_size`; the backward is 0 for inference."""
     from torch.utils.flop_counter import FlopCounterMode
-    with torch.device("meta"):
+    job = dict(job, batch_size=batch_size)
+    with torch.device(device):
         model = build_model(torch, job)[0]
-        inputs = torch.empty((job["batch_size"],) + tuple(sample_shape))
-        targets = torch.zeros(job["batch_size"], dtype=torch.long)
+        inputs, targets = synthetic_batch(torch, job, model, sample_shape, device)
     train = job["task"] == "train"
     model.train(train)
     with FlopCounterMode(display=False) as forward:
         with torch.set_grad_enabled(train):
-            loss = torch.nn.functional.cross_entropy(model(inputs).float(), targets)
-    backward = 0
-    if train:
-        with FlopCounterMode(display=False) as counter:
-            loss.backward()
-        backward = counter.get_total_flops()
-    return {"counter": "torch.utils.flop_counter", "forward_per_sample": forward.get_total_flops() / job["batch_size"],
-            "per_step": float(forward.get_total_flops() + backward)}
+            loss = class_loss(torch, model(inputs), targets)
+    if not train:
+        return forward.get_total_flops(), 0
+    with FlopCounterMode(display=False) as backward:
+        loss.backward()
+    return forward.get_total_flops(), backward.get_total_flops()
 
 
 def build_resnet(torch, name, num_classes):
@@ -277,10 +361,8 @@ class Experiment(ExperimentBase):
         # As the worker's: the same seed must give the same initial weights.
         self.initial_parameter_l1 = sum(p.detach().double().abs().sum().item() for p in self.model.parameters())
         torch.manual_seed(job["seed"] + 1)
-        shape = (job["batch_size"],) + tuple(sample_shape)
         self.feed = feed
-        self.batches = [] if feed else [(torch.randn(shape, device=self.device),
-                                         torch.randint(job["num_classes"], (job["batch_size"],), device=self.device))
+        self.batches = [] if feed else [synthetic_batch(torch, job, self.model, sample_shape, self.device)
                                         for _ in range(job["data_batches"])]
         reference = start_state.reference_batch(job)
         if reference is not None:
@@ -306,7 +388,7 @@ class Experiment(ExperimentBase):
                                          dynamic=job["dynamic"], fullgraph=job["fullgraph"])
 
     def loss_of(self, output, targets):
-        return self.torch.nn.functional.cross_entropy(output.float(), targets)
+        return class_loss(self.torch, output, targets)
 
     def step(self, batch=None):
         """One step on `batch` (the next of the cycled batches when None)."""

@@ -34,15 +34,23 @@ const ModelSpec* library_of(std::string_view model) {
     const auto file = nlohmann::json::parse(schema::text("model_libraries.json"));
     for (const auto& [name, entry] : file.items()) {
       if (name.starts_with('$')) continue;  // $comment
-      specs[name] = {name + ":*", entry.at("description").get<std::string>(), entry.at("inputs").get<std::string>(),
-                     entry.at("defaults").get<std::map<std::string, int64_t>>()};
+      ModelSpec spec{
+          name + ":*", entry.at("description").get<std::string>(), entry.at("inputs").get<std::string>(), {}};
+      for (const auto& [knob, value] : entry.at("defaults").items()) {
+        if (value.is_number_integer()) spec.defaults[knob] = value.get<int64_t>();  // null: the model's own
+      }
+      specs[name] = std::move(spec);
     }
     return specs;
   }();
   const auto colon = model.find(':');
   if (colon == std::string_view::npos) return nullptr;
   const auto found = libraries.find(model.substr(0, colon));
-  return found == libraries.end() ? nullptr : &found->second;
+  if (found != libraries.end()) return &found->second;
+  std::string known;
+  for (const auto& [name, spec] : libraries) known += (known.empty() ? "" : ", ") + name;
+  throw InvalidInput("model", "'" + std::string(model) + "': no library '" + std::string(model.substr(0, colon)) +
+                                  "'; models are named from " + known + " (schemas/model_libraries.json)");
 }
 
 std::map<std::string, int64_t> knobs_of(const nlohmann::json& job) {
@@ -54,10 +62,10 @@ std::map<std::string, int64_t> knobs_of(const nlohmann::json& job) {
 }
 
 void check_data(const nlohmann::json& job) {
+  const auto name = job.at("model").get<std::string>();
+  const auto* library = library_of(name);  // throws for a library that does not exist
   const auto data = job.find("data");
   if (data == job.end() || !data->is_object()) return;
-  const auto name = job.at("model").get<std::string>();
-  const auto* library = library_of(name);
   const auto& model = library ? *library : find(name);
   if (model.inputs == "images") return;
   std::string image_models;

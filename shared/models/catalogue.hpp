@@ -24,14 +24,17 @@ const std::vector<ModelSpec>& catalogue();
 // Throws ts::InvalidInput("model", ...) listing the known names.
 const ModelSpec& find(std::string_view name);
 // The library of a LIBRARY:NAME model (schemas/model_libraries.json) as a
-// spec named "LIBRARY:*": its inputs and knobs; nullptr for any other name.
-// Whether NAME exists is the library's word, asked by the runner.
+// spec named "LIBRARY:*": its inputs and the knobs that have a default;
+// nullptr for a name without a colon. Throws ts::InvalidInput("model", ...)
+// for a LIBRARY that is not there, naming those that are. Whether NAME
+// exists is the library's word, asked by the runner.
 const ModelSpec* library_of(std::string_view model);
 // The knobs of `job`'s model: the job's value where it has one, the
 // default otherwise. Throws ts::InvalidInput for an unknown model.
 std::map<std::string, int64_t> knobs_of(const nlohmann::json& job);
-// Throws ts::InvalidInput("data", ...) when `job` reads imagefolder data
-// with a model that does not read images.
+// Throws ts::InvalidInput("model", ...) for a LIBRARY:NAME model of no
+// known library, and ts::InvalidInput("data", ...) when `job` reads
+// imagefolder data with a model that does not read images.
 void check_data(const nlohmann::json& job);
 
 }  // namespace ts::models

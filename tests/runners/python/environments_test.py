@@ -8,7 +8,10 @@ environment and the PyTorch version that ran it; `query --compare env`
 sets the versions side by side with intervals; and `submit` refuses an
 environment no agent offers, naming those offered, and one without the
 job's runner. Library models (torchvision:NAME, timm:NAME) are built by
-each environment's own library, or refused naming its versions.
+each environment's own library, or refused naming its versions; so are
+language models from transformers' configurations (hf:gpt2, hf:bert).
+Their parameters and FLOPs are checked against the library and
+torch.utils.flop_counter run here.
 
     environments_test.py --torchsweep PATH --newest-python PATH
 """
@@ -27,22 +30,36 @@ ARGS = None
 SHAPE = "{model: mlp, batch_size: 8, input_size: 16, width: 32, depth: 2, epochs: 2, warmup: 2, iters: 2, threads: 1}"
 
 
-# A library model's parameter count and one training step's FLOPs at the
-# sweep's shape (batch 4, 32x32, 10 classes), from the library and
-# torch.utils.flop_counter on real CPU tensors: an independent count.
+# A library model's parameter count and one training step's FLOPs at a
+# job's shape, from the library and torch.utils.flop_counter on real CPU
+# tensors: an independent count. argv[1]: the job (model and sizes).
 INDEPENDENT_COUNT = """
 import json, sys, torch
 from torch.utils.flop_counter import FlopCounterMode
-library, _, name = sys.argv[1].partition(":")
+job = json.loads(sys.argv[1])
+library, _, name = job["model"].partition(":")
 if library == "torchvision":
     import torchvision
-    model = torchvision.models.get_model(name, weights=None, num_classes=10)
-else:
+    model = torchvision.models.get_model(name, weights=None, num_classes=job["num_classes"])
+elif library == "timm":
     import timm
-    model = timm.create_model(name, pretrained=False, num_classes=10)
+    model = timm.create_model(name, pretrained=False, num_classes=job["num_classes"])
+else:
+    import transformers
+    config = transformers.AutoConfig.for_model(name, hidden_size=job["width"], num_hidden_layers=job["depth"],
+                                               num_attention_heads=job["heads"], intermediate_size=4 * job["width"])
+    lm = transformers.AutoModelForMaskedLM if name == "bert" else transformers.AutoModelForCausalLM
+    model = lm.from_config(config)
 model.train()
+if library == "hf":
+    ids = torch.randint(config.vocab_size, (job["batch_size"], job["seq_len"]))
+    run = lambda: model(input_ids=ids).logits.flatten(0, 1)
+    targets = ids.flatten()
+else:
+    run = lambda: model(torch.randn(job["batch_size"], 3, job["input_size"], job["input_size"]))
+    targets = torch.randint(job["num_classes"], (job["batch_size"],))
 with FlopCounterMode(display=False) as forward:
-    loss = torch.nn.functional.cross_entropy(model(torch.randn(4, 3, 32, 32)), torch.randint(10, (4,)))
+    loss = torch.nn.functional.cross_entropy(run(), targets)
 with FlopCounterMode(display=False) as backward:
     loss.backward()
 print(json.dumps({"parameters": sum(p.numel() for p in model.parameters()), "forward": forward.get_total_flops(),
@@ -174,23 +191,44 @@ class Environments(ProcessTestCase):
         self.assertIn("has no model 'resnet_999'; close: ", error)
         self.assertIn("resnet", error.split("close: ")[1])
 
-        # Their parameters and FLOPs as the library and torch.utils.flop_counter
+        # Language models from transformers' configurations, two layers of
+        # width 64: GPT-2 (causal) and BERT (masked), in both versions (each
+        # with its own transformers), eager and compiled.
+        language = self.submit("language", "name: language\nfixed: {runner: torch-compile, batch_size: 2, seq_len: 32, "
+                                           "width: 64, depth: 2, heads: 4, epochs: 1, warmup: 2, iters: 2, threads: 1}\n"
+                                           "axes:\n  model: [hf:gpt2, hf:bert]\n  env: [torch-2.6, torch-2.15]\n"
+                                           "  mode: [eager, compiled]\n")
+        self.assertEqual(language.returncode, 0, language.stdout + language.stderr)
+        language_id = language.stdout.split()[2].rstrip(":")
+        wait_until(lambda: (lambda s: s and sum(s["jobs"].get(k, 0) for k in ("done", "failed")) == 8)(
+            self.sweep_states(language_id)), 800, "the eight language-model jobs")
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as store:
+            ran = store.execute("SELECT model, env, mode, status, mode_ran, error FROM results WHERE sweep_id = ?",
+                                (language_id,)).fetchall()
+        self.assertEqual(len(ran), 8, ran)
+        for model, env, mode, status, mode_ran, error in ran:
+            self.assertEqual((status, mode_ran), ("ok", mode), (model, env, error))
+
+        # Parameters and FLOPs as the library and torch.utils.flop_counter
         # give them here, on real tensors, against what the runner reported
         # and the store's efficiency figures.
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as store:
             counted = store.execute(
                 "SELECT r.model, r.env, r.flops_per_step, r.achieved_flops_per_s, d.document FROM results r "
                 "JOIN result_documents d ON d.job_id = r.job_id AND d.attempt = r.attempt "
-                "WHERE r.sweep_id = ? AND r.status = 'ok' AND r.mode = 'eager'", (library_id,)).fetchall()
-        self.assertEqual(len(counted), 4, counted)
+                "WHERE r.sweep_id IN (?, ?) AND r.status = 'ok' AND r.mode = 'eager'",
+                (library_id, language_id)).fetchall()
+        self.assertEqual(len(counted), 8, counted)
         for model, env, flops_per_step, achieved, document in counted:
-            execution = json.loads(document)["execution"]
-            python = json.loads(document)["context"]["env"]["python"]
-            own = json.loads(subprocess.run([python, "-c", INDEPENDENT_COUNT, model], capture_output=True, text=True,
+            document = json.loads(document)
+            execution = document["execution"]
+            own = json.loads(subprocess.run([document["context"]["env"]["python"], "-c", INDEPENDENT_COUNT,
+                                             json.dumps(document["job"])], capture_output=True, text=True,
                                             check=True, timeout=300).stdout)
+            batch = document["job"]["batch_size"]
             self.assertEqual(execution["model_parameters"], own["parameters"], (model, env))
             self.assertEqual(execution["counted_flops"]["per_step"], own["per_step"], (model, env))
-            self.assertEqual(execution["counted_flops"]["forward_per_sample"] * 4, own["forward"], (model, env))
+            self.assertEqual(execution["counted_flops"]["forward_per_sample"] * batch, own["forward"], (model, env))
             self.assertEqual(flops_per_step, own["per_step"], (model, env))
             self.assertGreater(achieved, 0)
 

@@ -127,7 +127,8 @@ def resolve_job(document, runner_name):
     model_defaults = spec["defaults"]
     ignored = [knob for knob in MODEL_KNOBS if knob in document and knob not in model_defaults]
     for knob, value in model_defaults.items():
-        job[knob] = document.get(knob, value)
+        if knob in document or value is not None:  # null: the model's own, unless the job gives one
+            job[knob] = document.get(knob, value)
     for knob in ignored:
         del job[knob]
     if isinstance(job["data"], dict) and spec["inputs"] != "images":

@@ -13,6 +13,8 @@ def torch_sample_shape(job):
         return (job["input_size"],)
     if job["model"] == "transformer":
         return (job["seq_len"], job["width"])
+    if job["model"].startswith("hf:"):
+        return (job["seq_len"],)  # token ids
     return (3, job["input_size"], job["input_size"])
 
 
