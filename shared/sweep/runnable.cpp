@@ -1,5 +1,6 @@
 #include "shared/sweep/runnable.hpp"
 
+#include "shared/closest_names.hpp"
 #include "shared/errors.hpp"
 #include "shared/job_fields.hpp"
 
@@ -74,8 +75,12 @@ std::vector<std::string> check_runnable(const Sweep& sweep, const KnownRunners& 
       }
       std::string runs;
       for (const auto& name : values) runs += (runs.empty() ? "" : ", ") + name;
-      throw InvalidInput(field, "no runner '" + runner + "' can run " + field + " '" + value + "' (it runs " + runs +
-                                    ", " + source + ")");
+      std::string guess;
+      for (const auto& name : closest_names(value, {values.begin(), values.end()})) {
+        guess += (guess.empty() ? "; closest: " : ", ") + name;
+      }
+      throw InvalidInput(field, "no runner '" + runner + "' can run " + field + " '" + value + "'" + guess +
+                                    " (it runs " + runs + ", " + source + ")");
     }
   }
   std::vector<std::string> warnings;

@@ -48,9 +48,19 @@ TEST(Runnable, AModelNoRunnerOfItsNameRunsIsRefusedByNameAndUnknownRunnersWarn) 
   } catch (const InvalidInput& error) {
     EXPECT_EQ(error.field(), "model");
     EXPECT_NE(std::string(error.what()).find("'nosuch'"), std::string::npos) << error.what();
+    EXPECT_EQ(std::string(error.what()).find("closest"), std::string::npos) << error.what();  // nothing near
     EXPECT_NE(std::string(error.what()).find("mlp, resnet18, transformer"), std::string::npos) << error.what();
   }
   EXPECT_TRUE(check_runnable(expand(minimal(), "t.yaml"), known, "as reported").empty());
+  spec["axes"]["model"] = {"resnet81"};
+  try {
+    check_runnable(expand(spec, "t.yaml"), known, "as reported");
+    FAIL() << "accepted";
+  } catch (const InvalidInput& error) {
+    EXPECT_NE(std::string(error.what()).find("'resnet81'; closest: resnet18 (it runs"), std::string::npos)
+        << error.what();
+  }
+  spec["axes"]["model"] = {"mlp", "nosuch"};
   spec["fixed"]["runner"] = "jax";
   const auto warnings = check_runnable(expand(spec, "t.yaml"), known, "as reported");
   ASSERT_EQ(warnings.size(), 1u);
