@@ -19,7 +19,7 @@ Command add_query_command(CLI::App& app) {
     std::vector<std::string> group_by, metrics;
     std::string compare, baseline, memory_metric = readers::QueryOptions{}.memory_metric;
     readers::RegressionRule rule;
-    bool adaptive = false;
+    bool adaptive = false, summary = false;
   };
   auto settings = std::make_shared<Settings>();
   add_filter_options(command, *settings, "table");
@@ -38,6 +38,9 @@ Command add_query_command(CLI::App& app) {
       ->capture_default_str();
   command->add_flag("--adaptive", settings->adaptive,
                     "instead of results: each compared pair of the adaptive sweeps, its rounds and why it stopped");
+  command->add_flag("--summary", settings->summary,
+                    "with --compare: a suite's summary, per value of the --group-by axes (none: one row): the "
+                    "configurations run, how many passed and the geometric mean of their speedups");
   command->add_option("--baseline", settings->baseline,
                       "sweep id, name or tag to test every group against for regressions");
   add_regression_options(command, settings->rule);
@@ -56,6 +59,11 @@ Command add_query_command(CLI::App& app) {
     options.baseline = settings->baseline;
     options.memory_metric = settings->memory_metric;
     options.regression = settings->rule;
+    if (settings->summary) {
+      options.group_by.clear();
+      std::cout << render(readers::suite_summary(database, options, settings->group_by), format, terminal_width());
+      return exit_code::ok;
+    }
     std::cout << render(readers::query(database, options), format, terminal_width());
     return exit_code::ok;
   };

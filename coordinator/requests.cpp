@@ -39,7 +39,7 @@ Submission Requests::submit(const nlohmann::json& spec, const std::string& origi
       sweep::check_runnable(sweep, sweep::known_runners(capabilities), "as the agents that ever registered reported");
   for (const auto& warning : warnings) log::warn("sweep {}: {}", sweep.name, warning);
   batch_.open();
-  store::SweepRecord record{new_sweep_id(sweep.name), sweep.name,     spec, sweep.tags, submitter,
+  store::SweepRecord record{new_sweep_id(sweep.name), sweep.name,     sweep.spec, sweep.tags, submitter,
                             sweep.priority,           utc_timestamp()};
   std::vector<store::JobRecord> jobs;
   jobs.reserve(sweep.jobs.size());

@@ -38,6 +38,12 @@ struct QueryOptions {
 // Throws ts::InvalidInput naming the option of a bad axis, metric, filter or
 // comparison.
 Table query(Database& database, const QueryOptions& options);
+// A suite's summary of a comparison (options.compare), as PyTorch's compiler
+// dashboard gives it: per value of `summary_by` (none: one row), the
+// configurations that ran (failed results included), how many passed (a
+// speedup on both sides' successful results) and the geometric mean of
+// their speedups. Throws ts::InvalidInput without --compare.
+Table suite_summary(Database& database, const QueryOptions& options, const std::vector<std::string>& summary_by);
 // Each compared pair of the adaptive sweeps among `filter`'s (every sweep
 // when it names none): its rounds, the relative half-width of its speedup
 // interval, and why it stopped (docs/sweeps.md).

@@ -11,6 +11,7 @@
 #include "shared/json_io.hpp"
 #include "shared/models/catalogue.hpp"
 #include "shared/schema.hpp"
+#include "shared/sweep/suites.hpp"
 
 namespace ts::sweep {
 namespace {
@@ -235,8 +236,10 @@ Sweep parse(const nlohmann::json& spec, const std::string& origin) {
   return sweep;
 }
 
-Sweep expand(const nlohmann::json& spec, const std::string& origin) {
-  auto sweep = parse(spec, origin);
+Sweep expand(const nlohmann::json& document, const std::string& origin) {
+  // Suites resolved first: the sweep records the models they had when it was submitted.
+  auto sweep = parse(with_suites(document, origin), origin);
+  const auto& spec = sweep.spec;
   const auto& axes = spec.at("axes");
   for (const auto& [key, values] : axes.items()) {
     for (std::size_t i = 0; i < values.size(); ++i) {

@@ -40,7 +40,7 @@ struct AdaptiveRepeats {
 struct Sweep {
   std::string name;
   std::vector<std::string> tags;
-  nlohmann::json spec;                      // the document as loaded
+  nlohmann::json spec;                      // the document as loaded (expand: its suites resolved)
   int64_t repeats{};                        // expanded now: an adaptive sweep's `min`
   std::optional<AdaptiveRepeats> adaptive;  // none: `repeats` is a plain count
   int64_t priority{};
@@ -64,7 +64,8 @@ nlohmann::json parse_yaml(const std::string& text, const std::string& origin);
 // name `origin`, the path inside the document (e.g. repeats.max) and what was
 // expected.
 Sweep parse(const nlohmann::json& spec, const std::string& origin);
-// parse(), then every job: errors name the axis values too (axes.batch_size[2]).
+// parse() of the document with its suites resolved (shared/sweep/suites.hpp),
+// then every job: errors name the axis values too (axes.batch_size[2]).
 Sweep expand(const nlohmann::json& spec, const std::string& origin);
 
 inline Sweep load(const std::string& path) { return expand(read_document(path), path); }

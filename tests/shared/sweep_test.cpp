@@ -7,6 +7,7 @@
 
 #include "shared/errors.hpp"
 #include "shared/sweep/runnable.hpp"
+#include "shared/sweep/suites.hpp"
 
 namespace ts::sweep {
 namespace {
@@ -123,6 +124,51 @@ TEST(Runnable, ALibraryModelRunsWhereTheRunnerListsItsLibrary) {
   }
   spec["axes"]["model"] = {"keras:resnet"};  // not a library of model_libraries.json
   EXPECT_EQ(refusal(spec), "axes");
+}
+
+TEST(Suites, ASuiteStandsForItsModelsWithItsSizesUnlessTheSweepSetsThem) {
+  auto spec = parse_yaml(R"(
+name: s
+axes:
+  model: [mlp, {suite: hf-cpu}, hf:gpt2]
+  mode: [eager, compiled]
+fixed: {runner: torch-compile, batch_size: 2, seq_len: 16}
+)",
+                         "s.yaml");
+  const auto sweep = expand(spec, "s.yaml");
+  EXPECT_EQ(sweep.spec.at("axes").at("model"),
+            nlohmann::json::array({"mlp", "hf:gpt2", "hf:bert", "hf:llama", "hf:opt", "hf:distilbert"}));
+  EXPECT_EQ(sweep.jobs.size(), 12u);
+  EXPECT_EQ(sweep.spec.at("fixed").at("seq_len"), 16);  // the sweep's own wins
+  EXPECT_EQ(sweep.spec.at("fixed").at("depth"), 2);     // the suite's
+  // The fixed model may be a suite too: it becomes the model axis.
+  spec["axes"].erase("model");
+  spec["fixed"]["model"] = {{"suite", "timm-cpu"}};
+  const auto fixed = expand(spec, "s.yaml");
+  EXPECT_EQ(fixed.spec.at("axes").at("model").size(), 5u);
+  EXPECT_FALSE(fixed.spec.at("fixed").contains("model"));
+  EXPECT_EQ(fixed.spec.at("fixed").at("input_size"), 64);
+  const auto names = suite_names();
+  for (const auto& name : {"torchvision", "timm", "hf", "torchvision-cpu", "timm-cpu", "hf-cpu"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+  }
+}
+
+TEST(Suites, ASuiteThatDoesNotExistIsRefusedNamingThoseThatDo) {
+  auto spec = minimal();
+  spec["axes"]["model"] = {"mlp", {{"suite", "timm_cpu"}}};
+  try {
+    expand(spec, "t.yaml");
+    FAIL() << "accepted";
+  } catch (const InvalidInput& error) {
+    EXPECT_EQ(error.field(), "axes.model[1].suite");
+    EXPECT_NE(std::string(error.what()).find("no suite 'timm_cpu'; closest: timm-cpu (suites: "), std::string::npos)
+        << error.what();
+  }
+  spec["axes"].erase("model");
+  spec["fixed"]["model"] = {{"suite", "hf"}};
+  spec["axes"]["model"] = {"mlp"};
+  EXPECT_EQ(refusal(spec), "fixed.model");  // fixed and an axis at once
 }
 
 TEST(Runnable, AModeOrPrecisionNoRunnerOfItsNameRunsIsRefusedNamingTheField) {

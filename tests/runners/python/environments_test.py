@@ -17,6 +17,7 @@ torch.utils.flop_counter run here.
 """
 import argparse
 import json
+import math
 import pathlib
 import sqlite3
 import subprocess
@@ -190,6 +191,21 @@ class Environments(ProcessTestCase):
         self.assertIn("torchvision 0.29.2", error)
         self.assertIn("has no model 'resnet_999'; close: ", error)
         self.assertIn("resnet", error.split("close: ")[1])
+
+        # The suite's summary, as the compiler dashboard gives it: per
+        # environment, the configurations run (failed ones included), how
+        # many passed, and the geometric mean of their compiled speedups.
+        summary = {row["env"]: row for row in json.loads(self.torchsweep(
+            "query", "--db", str(db), "--sweep", library_id, "--compare", "mode", "--summary", "--group-by", "env",
+            "--format", "json").stdout)}
+        self.assertEqual({env: (row["configurations"], row["passed"]) for env, row in summary.items()},
+                         {"system": (1, 0), "torch-2.6": (2, 2), "torch-2.15": (3, 2)})
+        self.assertIsNone(summary["system"]["geomean_speedup"])
+        speedups = [row["speedup"] for row in json.loads(self.torchsweep(
+            "query", "--db", str(db), "--sweep", library_id, "--compare", "mode", "--where", "env=torch-2.15",
+            "--format", "json").stdout)]
+        self.assertEqual(len(speedups), 2)
+        self.assertAlmostEqual(summary["torch-2.15"]["geomean_speedup"], math.sqrt(speedups[0] * speedups[1]))
 
         # Language models from transformers' configurations, two layers of
         # width 64: GPT-2 (causal) and BERT (masked), in both versions (each
