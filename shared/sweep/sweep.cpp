@@ -236,9 +236,9 @@ Sweep parse(const nlohmann::json& spec, const std::string& origin) {
   return sweep;
 }
 
-Sweep expand(const nlohmann::json& document, const std::string& origin) {
+Sweep expand(const nlohmann::json& submitted, const std::string& origin) {
   // Suites resolved first: the sweep records the models they had when it was submitted.
-  auto sweep = parse(with_suites(document, origin), origin);
+  auto sweep = parse(with_suites(submitted, origin), origin);
   const auto& spec = sweep.spec;
   const auto& axes = spec.at("axes");
   for (const auto& [key, values] : axes.items()) {

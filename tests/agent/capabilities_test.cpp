@@ -74,8 +74,10 @@ TEST(Capabilities, RunnersAreProbedTogetherAndOneWhoseFrameworkDoesNotImportSays
   };
   const auto probes = own_probes(
       probe_runners(
-          {{"good", {write("good", "sleep 1; printf 'torchsweep-good 1 (x)\\nnumpy 2.5 jax 0.10\\nmodes eager\\n'\n")}},
-           {"broken", {write("broken", "sleep 1; echo 'ModuleNotFoundError: tensorflow' >&2; exit 1\n")}}},
+          {{"good",
+            {write("good", "sleep 1; printf 'torchsweep-good 1 (x)\\nnumpy 2.5 jax 0.10\\nmodes eager\\n'\n"), false,
+             ""}},
+           {"broken", {write("broken", "sleep 1; echo 'ModuleNotFoundError: tensorflow' >&2; exit 1\n"), false, ""}}},
           {}),
       {{"good", {}}, {"broken", {}}});
   EXPECT_TRUE(probes.at("good").answered);

@@ -6,12 +6,12 @@ namespace ts::coordinator {
 namespace {
 
 AgentResources cpu_agent(const std::string& name, std::map<std::string, std::string> labels = {}) {
-  return {name, {}, {"libtorch"}, std::move(labels)};
+  return {name, {}, {"libtorch"}, std::move(labels), {}};
 }
 
 AgentResources gpu_agent(const std::string& name, int count, const std::string& gpu = "NVIDIA H100 80GB HBM3",
                          int64_t memory = 80'000'000'000) {
-  AgentResources agent{name, {}, {"libtorch"}, {}};
+  AgentResources agent{name, {}, {"libtorch"}, {}, {}};
   for (int i = 0; i < count; ++i) agent.gpus.push_back({i, gpu, memory});
   return agent;
 }
@@ -250,8 +250,8 @@ TEST(Scheduler, AnAgentLostByAMultiNodeJobsOtherHostOrphansNothing) {
 
 TEST(Scheduler, HostsOfAMultiNodeJobNoneCanLaunchAreNotHeldForIt) {
   Scheduler scheduler;
-  scheduler.add_agent({"n1", {}, {"tensorflow"}, {}});
-  scheduler.add_agent({"n2", {}, {"tensorflow"}, {}});
+  scheduler.add_agent({"n1", {}, {"tensorflow"}, {}, {}});
+  scheduler.add_agent({"n2", {}, {"tensorflow"}, {}, {}});
   scheduler.enqueue(multi_node_job("two-nodes", {"n1", "n2"}, 0));  // libtorch: neither has it
   auto later = job("later", 1);
   later.runner = "tensorflow";
