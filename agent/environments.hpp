@@ -18,7 +18,7 @@ namespace ts::agent {
 struct Runner {
   std::filesystem::path program;
   bool python = false;          // started by an environment's interpreter
-  std::string own_environment;  // the one it is installed with; empty: none
+  std::string own_environment{};  // the one it is installed with; empty: none
 };
 
 // The runners and environments installed with torchsweep, as

@@ -32,7 +32,7 @@ struct AgentResources {
   std::vector<GpuInfo> gpus;
   std::set<std::string> runners;  // in their own environments
   std::map<std::string, std::string> labels;
-  std::set<std::pair<std::string, std::string>> placements;  // (runner, environment) it offers
+  std::set<std::pair<std::string, std::string>> placements{};  // (runner, environment) it offers
 
   // From an agent's hello (schemas/protocol/hello.schema.json).
   static AgentResources from_hello(const nlohmann::json& hello);
