@@ -8,7 +8,7 @@
 #include <set>
 
 #include "agent/capabilities.hpp"
-#include "agent/data_roots.hpp"
+#include "agent/allowed_roots.hpp"
 #include "agent/executor.hpp"
 #include "agent/judge/judge.hpp"
 #include "agent/process_tree.hpp"
@@ -294,7 +294,7 @@ void Agent::accept(const nlohmann::json& assign) {
   }
   auto resolved = assign;
   try {
-    resolved["job"] = with_data_path(assign.at("job"), options_.data_roots);
+    resolved["job"] = with_model_root(with_data_path(assign.at("job"), options_.data_roots), options_.model_roots);
   } catch (const InvalidInput& error) {
     log::warn("job {} attempt {}: {}", job_id, attempt, error.what());
     deliver(wire::make_message("job_failed", {{"job_id", job_id},

@@ -45,8 +45,11 @@ struct AgentOptions {
   // installed ones (agent/environments.hpp); a name given here wins.
   std::map<std::string, std::filesystem::path> environments;
   std::filesystem::path work_directory;  // default: $TMPDIR/torchsweep-agent-<name>
-  // Where jobs may read imagefolder data (agent/data_roots.hpp); none: synthetic only.
+  // Where jobs may read imagefolder data (agent/allowed_roots.hpp); none: synthetic only.
   std::vector<std::filesystem::path> data_roots;
+  // Where jobs may find the user's own models, python: modules and
+  // torchscript: files (--model-path); none: no such models.
+  std::vector<std::filesystem::path> model_roots;
   bool keep_job_directories = false;  // those of failed jobs are always kept
   std::optional<std::string> token;   // the coordinator's shared token (docs/security.md)
   RankLaunchSettings rank_launch;     // how multi-rank jobs are started (mpirun)

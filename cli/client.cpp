@@ -89,6 +89,12 @@ void add_data_root_option(CLI::App* command, std::vector<std::string>& roots) {
                       "a directory under which jobs may read data: {folder: ...} (repeatable; docs/data.md)");
 }
 
+void add_model_path_option(CLI::App* command, std::vector<std::string>& roots) {
+  command->add_option("--model-path", roots,
+                      "a directory holding the user's own models: python:MODULE:FACTORY modules and torchscript:FILE "
+                      "files (repeatable; its code runs in the runners: docs/models.md)");
+}
+
 void add_environment_option(CLI::App* command, std::map<std::string, std::filesystem::path>& environments) {
   command
       ->add_option_function<std::vector<std::string>>(

@@ -41,6 +41,8 @@ void add_peak_probe_option(CLI::App* command, std::string& mode);
 
 // --data-root DIR of agents (repeatable): where jobs may read imagefolder data.
 void add_data_root_option(CLI::App* command, std::vector<std::string>& roots);
+// --model-path DIR of agents (repeatable): where python: and torchscript: models may be found.
+void add_model_path_option(CLI::App* command, std::vector<std::string>& roots);
 
 // --env NAME=PYTHON of agents (repeatable): an environment runners may run
 // in (docs/environments.md), read into `environments`. Names follow the job

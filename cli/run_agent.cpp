@@ -15,7 +15,7 @@ Command add_agent_command(CLI::App& app) {
   struct Settings {
     std::string coordinator = "127.0.0.1:7000";
     std::string name;
-    std::vector<std::string> labels, runners, data_roots;
+    std::vector<std::string> labels, runners, data_roots, model_roots;
     std::string work_dir, token_file, tls_ca, mpirun = "mpirun", peak_probe = "cached";
     std::string nvml_library = agent::AgentOptions{}.nvml_library.string();
     bool keep_job_dirs = false, no_default_runners = false;
@@ -34,6 +34,7 @@ Command add_agent_command(CLI::App& app) {
   command->add_option("--work-dir", settings->work_dir,
                       "job directories and the spool of undelivered results (default: $TMPDIR/torchsweep-agent-NAME)");
   add_data_root_option(command, settings->data_roots);
+  add_model_path_option(command, settings->model_roots);
   add_environment_option(command, settings->environments);
   command
       ->add_option("--mpirun", settings->mpirun, "Open MPI's mpirun, which starts multi-rank jobs (docs/multi-gpu.md)")
@@ -52,6 +53,7 @@ Command add_agent_command(CLI::App& app) {
     options.name = settings->name;
     options.work_directory = settings->work_dir;
     options.data_roots.assign(settings->data_roots.begin(), settings->data_roots.end());
+    options.model_roots.assign(settings->model_roots.begin(), settings->model_roots.end());
     options.token = wire::load_token(settings->token_file);
     options.keep_job_directories = settings->keep_job_dirs;
     options.discover_runners = !settings->no_default_runners;

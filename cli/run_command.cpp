@@ -11,7 +11,7 @@
 #include <iostream>
 
 #include "agent/agent.hpp"
-#include "agent/data_roots.hpp"
+#include "agent/allowed_roots.hpp"
 #include "cli/client.hpp"
 #include "cli/commands.hpp"
 #include "cli/key_value.hpp"
@@ -174,7 +174,7 @@ Command add_run_command(CLI::App& app) {
   struct Settings {
     std::string sweep, db = "torchsweep.db", work_dir, peak_probe = "cached", report;
     bool no_report = false;
-    std::vector<std::string> runners, data_roots;
+    std::vector<std::string> runners, data_roots, model_roots;
     std::map<std::string, std::filesystem::path> environments;
     bool verbose = false, keep_job_dirs = false;
   };
@@ -190,13 +190,17 @@ Command add_run_command(CLI::App& app) {
   command->add_flag("--keep-job-dirs", settings->keep_job_dirs, "keep the directories of successful jobs too");
   add_peak_probe_option(command, settings->peak_probe);
   add_data_root_option(command, settings->data_roots);
+  add_model_path_option(command, settings->model_roots);
   add_environment_option(command, settings->environments);
   command->add_flag("--verbose", settings->verbose, "log the coordinator's and the agent's work (info level)");
   return [settings] {
     const auto spec = sweep::read_document(settings->sweep);
-    // Bad files, and data folders the local agent may not read, fail here, before anything is created.
+    // Bad files, and data folders or models the local agent may not read, fail here, before anything is created.
     const std::vector<std::filesystem::path> data_roots(settings->data_roots.begin(), settings->data_roots.end());
-    for (const auto& job : sweep::expand(spec, settings->sweep).jobs) agent::with_data_path(job.document, data_roots);
+    const std::vector<std::filesystem::path> model_roots(settings->model_roots.begin(), settings->model_roots.end());
+    for (const auto& job : sweep::expand(spec, settings->sweep).jobs) {
+      agent::with_model_root(agent::with_data_path(job.document, data_roots), model_roots);
+    }
     if (!settings->verbose) log::set_level(log::Level::warn);
     store::Store store(settings->db);
     boost::asio::io_context io;
@@ -214,6 +218,7 @@ Command add_run_command(CLI::App& app) {
     agent_options.work_directory = settings->work_dir;
     agent_options.keep_job_directories = settings->keep_job_dirs;
     agent_options.data_roots = data_roots;
+    agent_options.model_roots = model_roots;
     agent_options.environments = settings->environments;
     agent_options.peak_probe = agent::parse_peak_probe(settings->peak_probe, "--peak-probe");
     for (const auto& runner : settings->runners) add_key_value(agent_options.runners, runner, "--runner");

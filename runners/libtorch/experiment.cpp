@@ -80,7 +80,7 @@ Experiment::Experiment(const Job& job, torch::Device device, PrecisionPlan plan,
       parallel_(parallel),
       clock_(make_step_clock(device, job.iters)) {
   torch::manual_seed(static_cast<uint64_t>(job.seed));
-  model_ = find_model(job.model).build(job.model_config);
+  model_ = find_model(job.model, job.model_root).build(job.model_config);
   if (job.initial_weights) load_initial_weights(*model_.module, *job.initial_weights);
   model_.module->to(device);
   model_.module->train(job.task == Task::train);

@@ -50,6 +50,7 @@ Job parse_job(const nlohmann::json& given) {
     if (document.contains(field)) *into = document.at(field).get<std::string>();
   }
   job.model = document.at("model").get<std::string>();
+  if (document.contains("model_root")) job.model_root = document.at("model_root").get<std::string>();
   job.batch_size = document.at("batch_size").get<int64_t>();
   read_optional(document, "attempt", job.attempt);
   read_optional(document, "runner", job.runner);
@@ -89,7 +90,7 @@ Job parse_job(const nlohmann::json& given) {
   for (const char* knob : {"backend", "compile_mode", "dynamic", "fullgraph"}) {
     if (given.contains(knob)) job.torch_compile_knobs.emplace_back(knob);
   }
-  const auto& info = find_model(job.model);
+  const auto info = find_model(job.model, job.model_root);
   job.model_config = info.defaults;
   job.model_knobs = info.knobs;
   for (const auto& knob : model_knobs()) {
@@ -145,6 +146,7 @@ nlohmann::json to_json(const Job& job) {
   if (job.dataset_size) out["dataset_size"] = *job.dataset_size;
   if (job.timeout_s) out["timeout_s"] = *job.timeout_s;
   if (!job.labels.empty()) out["labels"] = job.labels;
+  if (!job.model_root.empty()) out["model_root"] = job.model_root;
   if (job.initial_weights) out["initial_weights"] = *job.initial_weights;
   if (job.reference_batch) out["reference_batch"] = *job.reference_batch;
   for (const auto& knob : model_knobs()) {

@@ -39,6 +39,7 @@ struct Job {
   std::optional<std::string> sweep;
   std::string runner;
   std::string model;
+  std::string model_root;  // torchscript:FILE's --model-path directory (set by the agent)
   Task task{};
   Mode mode{};
   Fallback fallback{};

@@ -1,6 +1,7 @@
 // torchsweep-worker: the LibTorch runner of the worker contract
 //   torchsweep-worker --job job.json|- --out result.json|-
 // Phases: parse the command line, validate the job, run it, write the result.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "shared/errors.hpp"
 #include "shared/json_io.hpp"
 #include "shared/log.hpp"
+#include "shared/models/catalogue.hpp"
 #include "shared/schema.hpp"
 #include "shared/version.hpp"
 
@@ -32,6 +34,11 @@ void list_models() {
     auto model = info.build(info.defaults);
     std::printf("%-12s %14lld  %s\n", info.name.c_str(),
                 static_cast<long long>(ts::worker::count_parameters(*model.module)), info.description.c_str());
+  }
+  // The libraries whose models it runs (the sweep's check accepts LIBRARY:NAME for them).
+  for (const auto& [library, spec] : ts::models::libraries()) {
+    if (std::find(spec.runners.begin(), spec.runners.end(), "libtorch") == spec.runners.end()) continue;
+    std::printf("%-12s %14s  %s\n", spec.name.c_str(), "-", spec.description.c_str());
   }
 }
 

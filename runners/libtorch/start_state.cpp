@@ -68,7 +68,7 @@ torch::Tensor tensor_named(const safetensors::File& file, const std::string& nam
 
 void write_initial_weights(const Job& job, const std::string& path) {
   torch::manual_seed(static_cast<uint64_t>(job.seed));  // as Experiment builds it
-  const auto model = find_model(job.model).build(job.model_config);
+  const auto model = find_model(job.model, job.model_root).build(job.model_config);
   safetensors::File file;
   file.metadata = metadata_of(job, "initial_weights");
   for (const auto& item : model.module->named_parameters()) file.tensors.emplace(item.key(), to_record(item.value()));
@@ -79,7 +79,7 @@ void write_initial_weights(const Job& job, const std::string& path) {
 }
 
 void write_reference_batch(const Job& job, const std::string& path) {
-  const auto model = find_model(job.model).build(job.model_config);  // for its sample shape
+  const auto model = find_model(job.model, job.model_root).build(job.model_config);  // for its sample shape
   SyntheticData data(job.batch_size, model.sample_shape, model.num_classes, 1, rank_data_seed(job.seed, 0),
                      torch::kCPU);
   const auto& batch = data.peek();

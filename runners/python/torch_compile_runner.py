@@ -5,8 +5,9 @@ Honours the worker contract of docs/worker.md exactly like torchsweep-worker,
 through the harness every Python runner shares (torchsweep_harness, installed
 in share/torchsweep/python beside the binaries): the same job document, result
 document, exit codes and methodology. What is its own: PyTorch's models (the
-worker's, torchvision's ResNets when torchvision is installed, and any
-torchvision:NAME or timm:NAME model its environment's library builds), its step in
+worker's, torchvision's ResNets when torchvision is installed, any
+torchvision:NAME, timm:NAME or hf:TYPE model its environment's library builds,
+and the user's own: python:MODULE:FACTORY and torchscript:FILE), its step in
 eager mode or under torch.compile (TorchInductor by default), CUDA events and
 the caching allocator's peaks on a GPU.
 """
@@ -19,7 +20,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), os.pardir, "share", "torchsweep",
                                 "python"))
 from torchsweep_harness.contract import AUTOCAST_DTYPES, Framework, Unsupported, logger, run_main  # noqa: E402
-from torchsweep_harness import data, start_state  # noqa: E402
+from torchsweep_harness import data, start_state, user_models  # noqa: E402
 from torchsweep_harness.measure import (ExperimentBase, HostClock, RssProbe, measure, prepare,  # noqa: E402,F401
                                         record_measurements,
                                         timed_epochs)  # timed_epochs: for the tests of its clocks
@@ -78,6 +79,8 @@ def build_model(torch, job):
             return self.head(self.ln_final(h).mean(1))
 
     name = job["model"]
+    if name.startswith(("python:", "torchscript:")):
+        return build_user_model(torch, job), None
     if ":" in name:
         return build_library_model(torch, job), start_state.torch_sample_shape(job)
     if name == "mlp":
@@ -116,6 +119,54 @@ def build_library_model(torch, job):
     if library == "torchvision":
         return module.models.get_model(name, weights=None, num_classes=job["num_classes"])
     return module.create_model(name, pretrained=False, num_classes=job["num_classes"])
+
+
+def build_user_model(torch, job):
+    """The user's own model (harness user_models): a factory's module with its
+    batches and loss, or a TorchScript file's module, fed float batches of its
+    input_shape attribute (else images at input_size) and trained with
+    cross-entropy over its outputs' last dimension."""
+    if job["model"].startswith("python:"):
+        parts = user_models.call_factory(job)
+        make_batch, loss = parts["make_batch"], parts["loss"]
+        module = parts["module"]
+        if not isinstance(module, torch.nn.Module):
+            raise RuntimeError(f"{job['model']}: the factory's module is a {type(module).__name__}, not a "
+                               "torch.nn.Module")
+    else:
+        path = user_models.torchscript_file(job)
+        try:
+            module = torch.jit.load(path, map_location="cpu")
+        except Exception as error:  # noqa: BLE001 - the user's file: any error fails the job, quoted
+            raise RuntimeError(f"{job['model']}: {path} does not load: {user_models.first_lines(error)}") from None
+        sample_shape = tuple(getattr(module, "input_shape", None) or (3, job["input_size"], job["input_size"]))
+        with torch.no_grad():
+            classes = module.eval()(torch.zeros((1,) + sample_shape)).shape[-1]
+
+        def make_batch(batch_size, device):
+            return (torch.randn((batch_size,) + sample_shape, device=device),
+                    torch.randint(classes, (batch_size,), device=device))
+        loss = None
+
+    class UserModel(torch.nn.Module):
+        """The user's module with the batches and loss that go with it; a
+        tuple of inputs is passed as arguments, a dict as keywords."""
+        def __init__(self):
+            super().__init__()
+            self.module = module
+
+        def forward(self, inputs):
+            if isinstance(inputs, dict):
+                return self.module(**inputs)
+            return self.module(*inputs) if isinstance(inputs, (tuple, list)) else self.module(inputs)
+
+        def make_batch(self, job, device):
+            return make_batch(job["batch_size"], device)
+
+        def loss(self, output, targets):
+            return loss(output, targets) if loss else class_loss(torch, output, targets)
+
+    return UserModel()
 
 
 def build_language_model(torch, transformers, job, name, where):
@@ -177,6 +228,11 @@ def synthetic_batch(torch, job, model, sample_shape, device):
             torch.randint(job["num_classes"], (job["batch_size"],), device=device))
 
 
+def model_loss(torch, model, output, targets):
+    """The model's own loss where it has one (the user's), else class_loss."""
+    return model.loss(output, targets) if hasattr(model, "loss") else class_loss(torch, output, targets)
+
+
 def class_loss(torch, output, targets):
     """Cross-entropy over classes, or over every position of a sequence's
     logits (positions marked -100 skipped)."""
@@ -185,7 +241,7 @@ def class_loss(torch, output, targets):
     return torch.nn.functional.cross_entropy(output.float(), targets)
 
 
-def counted_flops(torch, job, sample_shape):
+def counted_flops(torch, job):
     """One step's FLOPs of a model schemas/models.json has no formula for,
     counted by torch.utils.flop_counter on a copy of the model: built on the
     meta device (no memory, at most half a second for a ViT-B at batch 32),
@@ -193,29 +249,29 @@ def counted_flops(torch, job, sample_shape):
     in transformers 4), on the CPU at batch 1 and scaled to the batch, the
     random numbers of the run left as they were (docs/models.md)."""
     try:
-        forward, backward = _step_flops(torch, job, sample_shape, "meta", job["batch_size"])
+        forward, backward = _step_flops(torch, job, "meta", job["batch_size"])
         batch = job["batch_size"]
     except RuntimeError:
         with torch.random.fork_rng(devices=[]):
-            forward, backward = _step_flops(torch, job, sample_shape, "cpu", 1)
+            forward, backward = _step_flops(torch, job, "cpu", 1)
         batch = 1
     return {"counter": "torch.utils.flop_counter", "forward_per_sample": forward / batch,
             "per_step": float(forward + backward) * job["batch_size"] / batch}
 
 
-def _step_flops(torch, job, sample_shape, device, batch_size):
+def _step_flops(torch, job, device, batch_size):
     """(forward, backward) FLOPs of one step of a fresh copy of the model on
     `device` at `batch_size`; the backward is 0 for inference."""
     from torch.utils.flop_counter import FlopCounterMode
     job = dict(job, batch_size=batch_size)
     with torch.device(device):
-        model = build_model(torch, job)[0]
+        model, sample_shape = build_model(torch, job)
         inputs, targets = synthetic_batch(torch, job, model, sample_shape, device)
     train = job["task"] == "train"
     model.train(train)
     with FlopCounterMode(display=False) as forward:
         with torch.set_grad_enabled(train):
-            loss = class_loss(torch, model(inputs), targets)
+            loss = model_loss(torch, model, model(inputs), targets)
     if not train:
         return forward.get_total_flops(), 0
     with FlopCounterMode(display=False) as backward:
@@ -388,7 +444,7 @@ class Experiment(ExperimentBase):
                                          dynamic=job["dynamic"], fullgraph=job["fullgraph"])
 
     def loss_of(self, output, targets):
-        return class_loss(self.torch, output, targets)
+        return model_loss(self.torch, self.model, output, targets)
 
     def step(self, batch=None):
         """One step on `batch` (the next of the cycled batches when None)."""
@@ -549,7 +605,7 @@ class TorchCompile(Framework):
                         "break_reasons": break_reasons} if compiled else None}
         if ":" in job["model"]:  # a library's model: no formula in schemas/models.json, so counted
             try:
-                result["execution"]["counted_flops"] = counted_flops(torch, job, start_state.torch_sample_shape(job))
+                result["execution"]["counted_flops"] = counted_flops(torch, job)
             except Exception as error:  # noqa: BLE001 - the run stands; only its efficiency is missing
                 warnings.append(f"FLOPs not counted on the meta device: {type(error).__name__}: {error}")
         if ran_compiled and graph_breaks:

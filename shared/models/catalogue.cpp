@@ -28,8 +28,8 @@ const ModelSpec& find(std::string_view name) {
   throw InvalidInput("model", "unknown model '" + std::string(name) + "'; known models: " + known);
 }
 
-const ModelSpec* library_of(std::string_view model) {
-  static const auto libraries = [] {
+const std::map<std::string, ModelSpec, std::less<>>& libraries() {
+  static const auto all = [] {
     std::map<std::string, ModelSpec, std::less<>> specs;
     const auto file = nlohmann::json::parse(schema::text("model_libraries.json"));
     for (const auto& [name, entry] : file.items()) {
@@ -39,16 +39,32 @@ const ModelSpec* library_of(std::string_view model) {
       for (const auto& [knob, value] : entry.at("defaults").items()) {
         if (value.is_number_integer()) spec.defaults[knob] = value.get<int64_t>();  // null: the model's own
       }
+      spec.runners = entry.at("runners").get<std::vector<std::string>>();
+      if (entry.contains("name_pattern")) {
+        spec.name_pattern = std::regex(entry.at("name_pattern").get<std::string>());
+        spec.name_expected = entry.at("name_expected").get<std::string>();
+      }
       specs[name] = std::move(spec);
     }
     return specs;
   }();
+  return all;
+}
+
+const ModelSpec* library_of(std::string_view model) {
   const auto colon = model.find(':');
   if (colon == std::string_view::npos) return nullptr;
-  const auto found = libraries.find(model.substr(0, colon));
-  if (found != libraries.end()) return &found->second;
+  const auto found = libraries().find(model.substr(0, colon));
+  if (found != libraries().end()) {
+    const auto& spec = found->second;
+    if (spec.name_pattern && !std::regex_match(model.begin() + colon + 1, model.end(), *spec.name_pattern)) {
+      throw InvalidInput("model", "'" + std::string(model) + "': expected " + std::string(model.substr(0, colon + 1)) +
+                                      "NAME with NAME " + spec.name_expected);
+    }
+    return &spec;
+  }
   std::string known;
-  for (const auto& [name, spec] : libraries) known += (known.empty() ? "" : ", ") + name;
+  for (const auto& [name, spec] : libraries()) known += (known.empty() ? "" : ", ") + name;
   throw InvalidInput("model", "'" + std::string(model) + "': no library '" + std::string(model.substr(0, colon)) +
                                   "'; models are named from " + known + " (schemas/model_libraries.json)");
 }

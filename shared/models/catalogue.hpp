@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +19,10 @@ struct ModelSpec {
   std::string description;
   std::string inputs;                       // images, features or sequences
   std::map<std::string, int64_t> defaults;  // knob -> default; its keys are the knobs the model reads
+  // A library's: what NAME of LIBRARY:NAME must match, and that in words.
+  std::optional<std::regex> name_pattern{};
+  std::string name_expected{};
+  std::vector<std::string> runners{};  // a library's: the runners that build its models
 };
 
 // Every model, in the file's order of names (sorted).
@@ -26,9 +32,13 @@ const ModelSpec& find(std::string_view name);
 // The library of a LIBRARY:NAME model (schemas/model_libraries.json) as a
 // spec named "LIBRARY:*": its inputs and the knobs that have a default;
 // nullptr for a name without a colon. Throws ts::InvalidInput("model", ...)
-// for a LIBRARY that is not there, naming those that are. Whether NAME
-// exists is the library's word, asked by the runner.
+// for a LIBRARY that is not there, naming those that are, and for a NAME
+// its library's name_pattern refuses (a torchscript: path leaving the
+// agent's model roots). Whether NAME exists is the library's word, asked by
+// the runner.
 const ModelSpec* library_of(std::string_view model);
+// Every library of schemas/model_libraries.json as library_of gives it, by name.
+const std::map<std::string, ModelSpec, std::less<>>& libraries();
 // The knobs of `job`'s model: the job's value where it has one, the
 // default otherwise. Throws ts::InvalidInput for an unknown model.
 std::map<std::string, int64_t> knobs_of(const nlohmann::json& job);

@@ -126,6 +126,23 @@ TEST(Runnable, ALibraryModelRunsWhereTheRunnerListsItsLibrary) {
   EXPECT_EQ(refusal(spec), "axes");
 }
 
+TEST(Sweep, AUserModelNamedOutsideTheModelRootsIsRefusedNamingTheModel) {
+  auto spec = minimal();
+  spec["axes"]["model"] = {"python:team.nets:build", "torchscript:nets/resnet.pt"};
+  EXPECT_EQ(expand(spec, "t.yaml").jobs.size(), 12u);
+  for (const char* model : {"torchscript:../nets/resnet.pt", "torchscript:/etc/passwd", "torchscript:nets/../../x.pt",
+                            "python:team/nets:build", "python:team.nets", "python:team.nets:build:again"}) {
+    spec["axes"]["model"] = {model};
+    try {
+      expand(spec, "t.yaml");
+      ADD_FAILURE() << model << " accepted";
+    } catch (const InvalidInput& error) {
+      EXPECT_NE(std::string(error.what()).find(model), std::string::npos) << error.what();
+      EXPECT_NE(std::string(error.what()).find("expected "), std::string::npos) << error.what();
+    }
+  }
+}
+
 TEST(Suites, ASuiteStandsForItsModelsWithItsSizesUnlessTheSweepSetsThem) {
   auto spec = parse_yaml(R"(
 name: s

@@ -1,6 +1,7 @@
 #pragma once
 // The models the worker can run, by name: a builder for each model of
-// schemas/models.json, whose descriptions, knobs and defaults it takes.
+// schemas/models.json, whose descriptions, knobs and defaults it takes, and
+// the user's TorchScript files (torchscript:FILE, models/torchscript.hpp).
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,8 +25,11 @@ struct ModelKnob {
 };
 const std::vector<ModelKnob>& model_knobs();
 
+// The built-in models.
 const std::vector<ModelInfo>& models();
-// Throws ts::InvalidInput("model", ...) listing the known names.
-const ModelInfo& find_model(std::string_view name);
+// A built-in model, or torchscript:FILE's file under `model_root` (the
+// job's). Throws ts::InvalidInput("model", ...) listing the known names, or
+// naming the file that is not there.
+ModelInfo find_model(std::string_view name, const std::string& model_root = {});
 
 }  // namespace ts::worker

@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import pathlib
+import re
 import sys
 import tempfile
 
@@ -88,14 +89,17 @@ def model_libraries():
 def model_spec(model, runner_name):
     """The catalogue entry of a built-in model, or of the library a LIBRARY:NAME
     model comes from (its inputs and knobs); InvalidJob for an unknown model or
-    a library this runner does not build from."""
-    library, colon, _ = model.partition(":")
+    a library this runner does not build from or a NAME its library's
+    name_pattern refuses."""
+    library, colon, name = model.partition(":")
     if colon:
         entry = model_libraries().get(library)
         if entry is None or runner_name not in entry["runners"]:
             runs = ", ".join(name for name, spec in sorted(model_libraries().items()) if runner_name in spec["runners"])
             raise InvalidJob("model", f"'{model}': this runner ({runner_name}) builds no {library} models"
                                       + (f" (it builds {runs} ones)" if runs else "; the torch-compile runner does"))
+        if "name_pattern" in entry and not re.fullmatch(entry["name_pattern"], name):
+            raise InvalidJob("model", f"'{model}': expected {library}:NAME with NAME {entry['name_expected']}")
         return entry
     catalogue = model_catalogue()
     if model not in catalogue:
@@ -135,6 +139,9 @@ def resolve_job(document, runner_name):
         image_models = ", ".join(name for name, entry in sorted(model_catalogue().items()) if entry["inputs"] == "images")
         raise InvalidJob("data", f"imagefolder data needs a model that reads images ({image_models}); "
                                  f"'{job['model']}' reads {spec['inputs']}")
+    if spec.get("under_model_path"):  # the user's own model: its path checked before anything runs
+        from . import user_models  # noqa: PLC0415 - it imports this module
+        user_models.check_path(job)
     if job["data_parallel"] == "always":
         raise InvalidJob("data_parallel", "always (the one-rank data-parallel path) is the LibTorch worker's; "
                                           "this runner trains in one process without collectives")
