@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <set>
 
-#include "agent/capabilities.hpp"
 #include "agent/allowed_roots.hpp"
+#include "agent/capabilities.hpp"
 #include "agent/executor.hpp"
 #include "agent/judge/judge.hpp"
 #include "agent/process_tree.hpp"
@@ -317,9 +317,10 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, Placement placement)
   const auto job_id = assign.at("job_id").get<std::string>();
   const auto attempt = assign.at("attempt").get<int64_t>();
   ExecutionRequest request;
-  const auto& runner = runners_.at(placement.runner);
-  request.runner = runner.program;
-  if (runner.python) request.interpreter = environments_.at(placement.environment);
+  // The environment's build of a program of its own; a Python runner after the environment's interpreter.
+  const auto command = runner_command(placement, runners_, environments_);
+  request.runner = command.back();
+  if (command.size() == 2) request.interpreter = command.front();
   request.job = assign.at("job");
   request.directory = options_.work_directory / file_name_of(job_id, attempt);
   request.timeout = milliseconds_from_seconds(assign.at("timeout_s").get<double>());

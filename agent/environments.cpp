@@ -18,7 +18,13 @@ Installation installation() {
   for (const auto& [name, entry] : document.at("runners").items()) {
     const auto program = beside_this_program(entry.at("program").get<std::string>());
     if (program.empty() || !std::filesystem::exists(program)) continue;
-    installed.runners[name] = {program, entry.at("python").get<bool>(), entry.at("env").get<std::string>()};
+    Runner runner{program, entry.at("python").get<bool>(), entry.at("env").get<std::string>()};
+    const auto builds = entry.value("builds", nlohmann::json::object());  // kept: items() does not own it
+    for (const auto& [environment, build] : builds.items()) {
+      const auto built = beside_this_program(build.get<std::string>());
+      if (!built.empty() && std::filesystem::exists(built)) runner.builds[environment] = built;
+    }
+    installed.runners[name] = std::move(runner);
   }
   return installed;
 }
@@ -29,6 +35,10 @@ std::vector<Placement> placements(const std::map<std::string, Runner>& runners,
   for (const auto& [name, runner] : runners) {
     if (!runner.python) {
       found.push_back({name, runner.own_environment});
+      for (const auto& [environment, program] : runner.builds) {
+        if (environment != runner.own_environment && environments.contains(environment))
+          found.push_back({name, environment});
+      }
       continue;
     }
     for (const auto& [environment, python] : environments) found.push_back({name, environment});
@@ -39,7 +49,10 @@ std::vector<Placement> placements(const std::map<std::string, Runner>& runners,
 std::vector<std::string> runner_command(const Placement& placement, const std::map<std::string, Runner>& runners,
                                         const std::map<std::string, std::filesystem::path>& environments) {
   const auto& runner = runners.at(placement.runner);
-  if (!runner.python) return {runner.program.string()};
+  if (!runner.python) {
+    const auto build = runner.builds.find(placement.environment);
+    return {(build == runner.builds.end() ? runner.program : build->second).string()};
+  }
   return {environments.at(placement.environment).string(), runner.program.string()};
 }
 

@@ -6,7 +6,8 @@
 // NAME=PYTHON: a conda env, a container's python). A Python runner is
 // started by the interpreter of the job's environment; a runner that is a
 // program of its own (the LibTorch worker, an operator's --runner) runs as
-// it is, in the environment it was built for, if any.
+// it is, in the environment it was built for, if any; the LibTorch worker is
+// built once per PyTorch environment, against that environment's LibTorch.
 #include <compare>
 #include <filesystem>
 #include <map>
@@ -19,6 +20,9 @@ struct Runner {
   std::filesystem::path program;
   bool python = false;          // started by an environment's interpreter
   std::string own_environment{};  // the one it is installed with; empty: none
+  // A program of its own built for other environments too: environment ->
+  // the build for it (the LibTorch worker against each venv's LibTorch).
+  std::map<std::string, std::filesystem::path> builds{};
 };
 
 // The runners and environments installed with torchsweep, as
@@ -38,12 +42,14 @@ struct Placement {
 };
 
 // Every placement worth asking about: each Python runner in every
-// environment, each other runner where it is (its own environment or none).
+// environment, each other runner where it was built (its own environment or
+// none, and those of its builds that are among `environments`).
 std::vector<Placement> placements(const std::map<std::string, Runner>& runners,
                                   const std::map<std::string, std::filesystem::path>& environments);
 
-// How a placement's runner is started: the program, after the environment's
-// interpreter for a Python runner. Throws std::out_of_range for an
+// How a placement's runner is started: the program (the environment's build
+// of it, for a program of its own), after the environment's interpreter for
+// a Python runner. Throws std::out_of_range for an
 // environment that is not in `environments`.
 std::vector<std::string> runner_command(const Placement& placement, const std::map<std::string, Runner>& runners,
                                         const std::map<std::string, std::filesystem::path>& environments);

@@ -325,6 +325,9 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
     compare.compare = "mode";
     const auto by_mode = query(database, compare);
     add_speedups(by_mode, "mode", "eager", speedups);
+    // The selection as a suite, as PyTorch's compiler dashboard sums one up:
+    // per runner and environment, configurations run, passed, geomean speedup.
+    if (!by_mode.rows.empty()) data["suite"] = row_objects(suite_summary(database, compare, {"runner", "env"}));
     for (const auto& row : row_objects(by_mode)) {
       if (row.at("peak_memory_mib:eager").is_null() || row.at("peak_memory_mib:compiled").is_null()) continue;
       auto axes = configuration_axes();

@@ -324,6 +324,16 @@
     note(speedups, "No configuration ran both sides of a comparison (eager and compiled, or two runners).");
   }
 
+  if (data.suite && data.suite.length) {
+    const suite = section("Compiled against eager, as a suite", "suite");
+    note(suite, "Per runner and environment, as PyTorch's compiler dashboard sums up a suite: the configurations " +
+      "that ran (failed ones included), how many passed (a speedup from successful runs of both modes) and the " +
+      "geometric mean of their compiled speedups (torchsweep query --compare mode --summary).");
+    sortableTable(suite, [["runner", "runner"], ["env", "environment"], ["configurations", "configurations"],
+      ["passed", "passed"], ["geomean_speedup", "geomean speedup", function (v) { return v === null ? "-" : number(v, 3) + "×"; }]],
+      data.suite);
+  }
+
   const throughput = section("Throughput against batch size", "throughput");
   const models = Array.from(new Set((data.throughput || []).map(function (t) { return t.model; })));
   if (!models.length) note(throughput, "No throughput figures.");

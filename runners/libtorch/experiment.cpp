@@ -277,7 +277,11 @@ void add_observations(Result& result) {
   if (execution.mode == Mode::compiled && !execution.fusion) {
     result.warnings.push_back("no warm-up iteration to observe fusion in: fusion is not reported");
   } else if (execution.mode == Mode::compiled && execution.fusion->fused_kernels == 0) {
-    result.warnings.push_back("compiled mode ran without any fused kernel (TorchScript interpreter only)");
+    result.warnings.push_back(
+        cpu_fusion_available() || execution.device.starts_with("cuda")
+            ? "compiled mode ran without any fused kernel (TorchScript interpreter only)"
+            : "compiled mode ran without any fused kernel: this LibTorch has no LLVM, which its fuser needs to "
+              "generate CPU code (the package index's wheels; Debian's LibTorch has it)");
   }
 }
 

@@ -3,6 +3,7 @@
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/frontend/tracer.h>
 #include <torch/csrc/jit/passes/tensorexpr_fuser.h>
+#include <torch/jit.h>
 
 #include "runners/libtorch/compat.hpp"
 
@@ -78,8 +79,27 @@ std::unique_ptr<ForwardPath> capture_torchscript(Model& model, const torch::Tens
 }
 
 void enable_fusers() {
-  torch::jit::overrideCanFuseOnCPU(true);
   torch::jit::setTensorExprFuserEnabled(true);
+  torch::jit::overrideCanFuseOnCPU(cpu_fusion_available());
+}
+
+bool cpu_fusion_available() {
+  static const bool available = [] {
+    torch::jit::overrideCanFuseOnCPU(true);
+    torch::jit::setTensorExprFuserEnabled(true);
+    bool fused = true;
+    try {
+      const auto unit = torch::jit::compile("def f(x):\n    return (x * x + x).relu() * 2.0\n");
+      const auto input = torch::rand({64});
+      for (int run = 0; run < 5; ++run) unit->get_function("f")({input});
+    } catch (const std::exception& error) {  // c10::Error, or the interpreter's rethrow of it
+      if (std::string(error.what()).find("LLVM Backend not found") == std::string::npos) throw;
+      fused = false;
+    }
+    torch::jit::overrideCanFuseOnCPU(fused);
+    return fused;
+  }();
+  return available;
 }
 
 }  // namespace ts::worker

@@ -30,9 +30,17 @@ std::unique_ptr<ForwardPath> make_eager_path(Model& model, const PrecisionPlan& 
 // tracing so capture does not advance the running statistics.
 std::unique_ptr<ForwardPath> capture_torchscript(Model& model, const torch::Tensor& example, const PrecisionPlan& plan);
 
-// Turns on the TensorExpr (NNC) fuser, on CPU too (off by default there).
-// NNC's reductions (softmax into a group) stay off: on LibTorch 2.6 CPU a
-// fused softmax kernel was seen to spin forever.
+// Turns on the TensorExpr (NNC) fuser, on CPU too (off by default there)
+// where this LibTorch can generate CPU code. NNC's reductions (softmax into
+// a group) stay off: on LibTorch 2.6 CPU a fused softmax kernel was seen to
+// spin forever.
 void enable_fusers();
+
+// Whether NNC can fuse on the CPU here: it generates CPU code with LLVM,
+// which Debian's LibTorch is built with and the package index's wheels are
+// not (there a fused group fails at its first run: "LLVM Backend not
+// found"). Asked once, by running a small scripted function past the
+// profiling executor's profiling runs.
+bool cpu_fusion_available();
 
 }  // namespace ts::worker

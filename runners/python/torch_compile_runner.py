@@ -19,7 +19,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), os.pardir, "share", "torchsweep",
                                 "python"))
-from torchsweep_harness.contract import AUTOCAST_DTYPES, Framework, Unsupported, logger, run_main  # noqa: E402
+from torchsweep_harness.contract import (AUTOCAST_DTYPES, Framework, Unsupported, logger, run_main,  # noqa: E402
+                                         schema)
 from torchsweep_harness import data, start_state, user_models  # noqa: E402
 from torchsweep_harness.measure import (ExperimentBase, HostClock, RssProbe, measure, prepare,  # noqa: E402,F401
                                         record_measurements,
@@ -170,31 +171,38 @@ def build_user_model(torch, job):
 
 
 def build_language_model(torch, transformers, job, name, where):
-    """hf:MODEL_TYPE: transformers' configuration of that type with the job's
-    sizes where given, as a masked language model where transformers has one
-    for the type, else a causal one (schemas/model_libraries.json)."""
+    """hf:MODEL_TYPE, or hf:NAME of a configuration the repository names
+    (schemas/hf_configurations.json): transformers' configuration of that
+    type with the named sizes, then the job's where given, as a masked
+    language model where transformers has one for the type, else a causal
+    one (schemas/model_libraries.json)."""
     import difflib
     from transformers.models.auto import modeling_auto
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
-    if name not in CONFIG_MAPPING_NAMES:
-        close = difflib.get_close_matches(name, list(CONFIG_MAPPING_NAMES), n=5)
-        raise Unsupported(f"model {job['model']}: {where} has no model type '{name}'"
-                          + (f"; close: {', '.join(close)}" if close else ""))
+    named = {key: entry for key, entry in schema("hf_configurations.json").items() if not key.startswith("$")}
+    model_type, base = (named[name]["model_type"], named[name]["config"]) if name in named else (name, {})
+    if model_type not in CONFIG_MAPPING_NAMES:
+        close = difflib.get_close_matches(name, list(CONFIG_MAPPING_NAMES) + list(named), n=5)
+        raise Unsupported(f"model {job['model']}: {where} has no model type '{model_type}' and the repository names "
+                          "no such configuration" + (f"; close: {', '.join(close)}" if close else ""))
     sizes = {attribute: job[knob] for knob, attribute in
              (("width", "hidden_size"), ("depth", "num_hidden_layers"), ("heads", "num_attention_heads")) if knob in job}
-    default = transformers.AutoConfig.for_model(name)
+    default = transformers.AutoConfig.for_model(model_type, **base)
     if "width" in job and hasattr(default, "intermediate_size"):
         sizes["intermediate_size"] = 4 * job["width"]
+    if "heads" in job and getattr(default, "num_key_value_heads", None):
+        # Grouped-query attention: as many key/value heads as still divide the job's heads.
+        sizes["num_key_value_heads"] = math.gcd(default.num_key_value_heads, job["heads"])
     if getattr(default, "max_position_embeddings", job["seq_len"]) < job["seq_len"]:
         sizes["max_position_embeddings"] = job["seq_len"]
-    config = transformers.AutoConfig.for_model(name, **sizes)
-    if name in modeling_auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES:
+    config = transformers.AutoConfig.for_model(model_type, **{**base, **sizes})
+    if model_type in modeling_auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES:
         model, masked = transformers.AutoModelForMaskedLM.from_config(config), True
-    elif name in modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+    elif model_type in modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
         model, masked = transformers.AutoModelForCausalLM.from_config(config), False
     else:
         raise Unsupported(f"model {job['model']}: {where} has neither a masked nor a causal language model of type "
-                          f"'{name}'")
+                          f"'{model_type}'")
 
     class LanguageModel(torch.nn.Module):
         """Token ids in, logits out; its batches are ids and the targets of its

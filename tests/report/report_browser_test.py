@@ -164,6 +164,10 @@ def main():
         check(len(driver.find_elements(By.CSS_SELECTOR, "figure[data-chart=speedup] svg")) == 1,
               "run: no speedup chart")
         check(len(rows_of(driver, "environment")) == 1, "run: expected one host in the environment table")
+        # The suite's summary: one runner in one environment, its three models passed.
+        suite = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "section#suite tbody td")]
+        check(suite[:5] == ["libtorch", "system", "3", "3", suite[4]] and suite[4].endswith("×"),
+              f"run: the suite summary reads {suite}")
         # A row's command reproduces that configuration, and only it.
         command = driver.execute_script(
             "return document.querySelector('section#configurations code.command').textContent")

@@ -7,7 +7,9 @@ torch.compile runner in each, eager and compiled; every result names the
 environment and the PyTorch version that ran it; `query --compare env`
 sets the versions side by side with intervals; and `submit` refuses an
 environment no agent offers, naming those offered, and one without the
-job's runner. Library models (torchvision:NAME, timm:NAME) are built by
+job's runner. The LibTorch worker runs in each PyTorch version too, the
+build linked against that environment's LibTorch. Library models
+(torchvision:NAME, timm:NAME) are built by
 each environment's own library, or refused naming its versions; so are
 language models from transformers' configurations (hf:gpt2, hf:bert).
 Their parameters and FLOPs are checked against the library and
@@ -82,6 +84,19 @@ class Environments(ProcessTestCase):
         path.write_text(text)
         return self.torchsweep("submit", "--coordinator", f"127.0.0.1:{self.port}", str(path), check=False)
 
+    def wait_finished(self, sweep_id, jobs, seconds=800):
+        """Until the sweep's `jobs` jobs are all done or failed."""
+        wait_until(lambda: (lambda s: s and sum(s["jobs"].get(k, 0) for k in ("done", "failed")) == jobs)(
+            self.sweep_states(sweep_id)), seconds, f"the {jobs} jobs of {sweep_id}")
+
+    def finished_sweep(self, name, text, jobs):
+        """Submits a sweep, waits for its `jobs` jobs and returns its id."""
+        submitted = self.submit(name, text)
+        self.assertEqual(submitted.returncode, 0, submitted.stdout + submitted.stderr)
+        sweep_id = submitted.stdout.split()[2].rstrip(":")
+        self.wait_finished(sweep_id, jobs)
+        return sweep_id
+
     def sweep_states(self, sweep_id):
         status = json.loads(self.torchsweep("status", "--coordinator", f"127.0.0.1:{self.port}", "--json").stdout)
         for sweep in status["sweeps"]:
@@ -123,8 +138,7 @@ class Environments(ProcessTestCase):
             self.assertEqual(submitted.returncode, 0, submitted.stdout + submitted.stderr)
             sweep_ids.append(submitted.stdout.split()[2].rstrip(":"))
         for sweep_id, jobs in zip(sweep_ids, (10, 3)):
-            wait_until(lambda: (lambda s: s and sum(s["jobs"].get(k, 0) for k in ("done", "failed")) == jobs)(
-                self.sweep_states(sweep_id)), 600, f"the {jobs} jobs of {sweep_id}")
+            self.wait_finished(sweep_id, jobs)
             self.assertEqual(self.sweep_states(sweep_id)["jobs"].get("done"), jobs, self.sweep_states(sweep_id))
 
         # Every result names its environment and the PyTorch that ran.
@@ -169,11 +183,7 @@ class Environments(ProcessTestCase):
                    "  env: [torch-2.6, torch-2.15]\n  mode: [eager, compiled]\n"
                    "include:\n  - {model: timm:test_resnet, env: system, mode: eager}\n"
                    "  - {model: torchvision:resnet_999, env: torch-2.15, mode: eager}\n")
-        libraries = self.submit("libraries", library)
-        self.assertEqual(libraries.returncode, 0, libraries.stdout + libraries.stderr)
-        library_id = libraries.stdout.split()[2].rstrip(":")
-        wait_until(lambda: (lambda s: s and sum(s["jobs"].get(k, 0) for k in ("done", "failed")) == 10)(
-            self.sweep_states(library_id)), 800, "the ten library-model jobs")
+        library_id = self.finished_sweep("libraries", library, 10)
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as store:
             outcomes = {(model, env, mode): (status, error, mode_ran) for model, env, mode, status, error, mode_ran in
                         store.execute("SELECT model, env, mode, status, error, mode_ran FROM results "
@@ -210,20 +220,24 @@ class Environments(ProcessTestCase):
         # Language models from transformers' configurations, two layers of
         # width 64: GPT-2 (causal) and BERT (masked), in both versions (each
         # with its own transformers), eager and compiled.
-        language = self.submit("language", "name: language\nfixed: {runner: torch-compile, batch_size: 2, seq_len: 32, "
-                                           "width: 64, depth: 2, heads: 4, epochs: 1, warmup: 2, iters: 2, threads: 1}\n"
-                                           "axes:\n  model: [hf:gpt2, hf:bert]\n  env: [torch-2.6, torch-2.15]\n"
-                                           "  mode: [eager, compiled]\n")
-        self.assertEqual(language.returncode, 0, language.stdout + language.stderr)
-        language_id = language.stdout.split()[2].rstrip(":")
-        wait_until(lambda: (lambda s: s and sum(s["jobs"].get(k, 0) for k in ("done", "failed")) == 8)(
-            self.sweep_states(language_id)), 800, "the eight language-model jobs")
+        language_id = self.finished_sweep(
+            "language", "name: language\nfixed: {runner: torch-compile, batch_size: 2, seq_len: 32, width: 64, depth: 2, "
+                        "heads: 4, epochs: 1, warmup: 2, iters: 2, threads: 1}\n"
+                        "axes:\n  model: [hf:gpt2, hf:bert]\n  env: [torch-2.6, torch-2.15]\n  mode: [eager, compiled]\n"
+                        "include:\n  - {model: hf:llama-3.2-1b, env: torch-2.15, mode: eager}\n", 9)
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as store:
-            ran = store.execute("SELECT model, env, mode, status, mode_ran, error FROM results WHERE sweep_id = ?",
-                                (language_id,)).fetchall()
-        self.assertEqual(len(ran), 8, ran)
-        for model, env, mode, status, mode_ran, error in ran:
+            ran = store.execute("SELECT r.model, r.env, r.mode, r.status, r.mode_ran, r.error, d.document FROM results r "
+                                "JOIN result_documents d ON d.job_id = r.job_id AND d.attempt = r.attempt "
+                                "WHERE r.sweep_id = ?", (language_id,)).fetchall()
+        self.assertEqual(len(ran), 9, ran)
+        for model, env, mode, status, mode_ran, error, _ in ran:
             self.assertEqual((status, mode_ran), ("ok", mode), (model, env, error))
+        # A configuration the repository names (schemas/hf_configurations.json),
+        # at the job's sizes: Llama 3.2's vocabulary of 128256, embeddings tied.
+        llama = next(json.loads(document)["execution"]["model_parameters"]
+                     for model, *_, document in ran if model == "hf:llama-3.2-1b")
+        layer = 4 * 64 * 64 + 3 * 64 * 256 + 2 * 64  # q, k, v, o (4 key/value heads: gcd(8, 4)); the MLP; two norms
+        self.assertEqual(llama, 128256 * 64 + 2 * layer + 64)
 
         # Parameters and FLOPs as the library and torch.utils.flop_counter
         # give them here, on real tensors, against what the runner reported
@@ -232,7 +246,7 @@ class Environments(ProcessTestCase):
             counted = store.execute(
                 "SELECT r.model, r.env, r.flops_per_step, r.achieved_flops_per_s, d.document FROM results r "
                 "JOIN result_documents d ON d.job_id = r.job_id AND d.attempt = r.attempt "
-                "WHERE r.sweep_id IN (?, ?) AND r.status = 'ok' AND r.mode = 'eager'",
+                "WHERE r.sweep_id IN (?, ?) AND r.status = 'ok' AND r.mode = 'eager' AND r.model != 'hf:llama-3.2-1b'",
                 (library_id, language_id)).fetchall()
         self.assertEqual(len(counted), 8, counted)
         for model, env, flops_per_step, achieved, document in counted:
@@ -248,11 +262,28 @@ class Environments(ProcessTestCase):
             self.assertEqual(flops_per_step, own["per_step"], (model, env))
             self.assertGreater(achieved, 0)
 
-        # A runner that is a program of its own runs only where it was built.
+        # The LibTorch worker, built once per PyTorch environment: the job's
+        # env picks the binary, linked against that environment's LibTorch,
+        # eager and compiled (its TorchScript path).
+        native_id = self.finished_sweep("worker", f"name: worker\nfixed: {SHAPE[:-1]}, runner: libtorch}}\n"
+                                                  "axes:\n  env: [system, torch-2.6, torch-2.15]\n"
+                                                  "  mode: [eager, compiled]\n", 6)
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as store:
+            ran = store.execute("SELECT r.env, r.mode, r.status, r.mode_ran, r.torch_version, r.error, d.document "
+                                "FROM results r JOIN result_documents d ON d.job_id = r.job_id AND "
+                                "d.attempt = r.attempt WHERE r.sweep_id = ?", (native_id,)).fetchall()
+        self.assertEqual(len(ran), 6, ran)
+        programs = {}
+        for env, mode, status, mode_ran, torch_version, error, document in ran:
+            self.assertEqual((status, mode_ran), ("ok", mode), (env, error))
+            self.assertTrue(torch_version.startswith("2.15." if env == "torch-2.15" else "2.6."), (env, torch_version))
+            programs[env] = json.loads(document)["context"]["env"]
+        self.assertEqual(programs["torch-2.15"]["versions"]["torch"].split("+")[0], "2.15.0")
+        # A program of its own runs only where it was built: not in an operator's interpreter.
         wrong = self.submit("wrong", f"name: wrong\nfixed: {SHAPE[:-1]}, runner: libtorch}}\n"
-                                     "axes:\n  env: [torch-2.15]\n")
+                                     "axes:\n  env: [operators]\n")
         self.assertEqual(wrong.returncode, 2, wrong.stdout + wrong.stderr)
-        self.assertIn("runner 'libtorch' does not run in environment 'torch-2.15'", wrong.stderr)
+        self.assertIn("runner 'libtorch' does not run in environment 'operators'", wrong.stderr)
         # A library model in a runner that builds none is refused at submit.
         native = self.submit("native", "name: native\nfixed: {runner: libtorch, model: timm:test_resnet}\naxes: {batch_size: [4]}\n")
         self.assertEqual(native.returncode, 2, native.stdout + native.stderr)
