@@ -3,8 +3,9 @@
 median training-step time of a library model through the runner (its
 Experiment and timed epochs, in this process) against a plain PyTorch loop
 of the same module built by the library directly, as a user would write it
-(SGD with momentum, cross-entropy, one batch reused, torch.compile for the
-compiled side). Both sides alternate round by round, the order flipping
+(SGD with momentum, cross-entropy, torch.compile for the compiled side),
+cycling as many distinct batches as the runner does (--data-batches, the
+runner's data_batches). Both sides alternate round by round, the order flipping
 every round, so both see the same machine. Prints each median and the
 ratio runner / plain with a 95% percentile-bootstrap interval (scipy).
 Goal: within 2%.
@@ -42,7 +43,8 @@ def load_runner(path):
 def runner_steps(runner, model, mode, sizes, args):
     from torchsweep_harness.contract import resolve_job
     job, _ = resolve_job(dict(schema_version=1, model=model, mode=mode, runner="torch-compile", epochs=1,
-                              iters=args.iters, warmup=args.warmup, threads=args.threads, **sizes), "torch-compile")
+                              iters=args.iters, warmup=args.warmup, threads=args.threads,
+                              data_batches=args.data_batches, **sizes), "torch-compile")
     result = {"warnings": []}
     runner.TorchCompile().run(job, result)
     if result["execution"]["mode"] != mode:
@@ -50,43 +52,47 @@ def runner_steps(runner, model, mode, sizes, args):
     return [step for epoch in result["timing"]["step_seconds"] for step in epoch]
 
 
-def plain_module(model, sizes):
-    """The module and one batch, straight from the library."""
+def plain_module(model, sizes, count):
+    """The module, how to call it on a batch's inputs, and `count` batches,
+    straight from the library."""
     library, _, name = model.partition(":")
     if library == "timm":
         import timm
         module = timm.create_model(name, pretrained=False, num_classes=sizes["num_classes"])
-        inputs = torch.randn(sizes["batch_size"], 3, sizes["input_size"], sizes["input_size"])
-        targets = torch.randint(sizes["num_classes"], (sizes["batch_size"],))
-        return module, (lambda m: m(inputs)), targets
+        batches = [(torch.randn(sizes["batch_size"], 3, sizes["input_size"], sizes["input_size"]),
+                    torch.randint(sizes["num_classes"], (sizes["batch_size"],))) for _ in range(count)]
+        return module, (lambda m, inputs: m(inputs)), batches
     import transformers
     config = transformers.AutoConfig.for_model(name, hidden_size=sizes["width"], num_hidden_layers=sizes["depth"],
                                                num_attention_heads=sizes["heads"], intermediate_size=4 * sizes["width"])
     module = transformers.AutoModelForCausalLM.from_config(config)
-    ids = torch.randint(config.vocab_size, (sizes["batch_size"], sizes["seq_len"]))
-    targets = torch.cat([ids[:, 1:], torch.full((sizes["batch_size"], 1), -100)], 1)
-    return module, (lambda m: m(input_ids=ids).logits), targets
+    batches = []
+    for _ in range(count):
+        ids = torch.randint(config.vocab_size, (sizes["batch_size"], sizes["seq_len"]))
+        batches.append((ids, torch.cat([ids[:, 1:], torch.full((sizes["batch_size"], 1), -100)], 1)))
+    return module, (lambda m, ids: m(input_ids=ids).logits), batches
 
 
 def plain_steps(model, mode, sizes, args):
     torch.manual_seed(1)
-    module, forward, targets = plain_module(model, sizes)
+    module, forward, batches = plain_module(model, sizes, args.data_batches)
     module.train()
     run = torch.compile(module) if mode == "compiled" else module
     optimizer = torch.optim.SGD(module.parameters(), lr=0.01, momentum=0.9)
 
-    def step():
+    def step(index):
+        inputs, targets = batches[index % len(batches)]
         optimizer.zero_grad(set_to_none=True)
-        output = forward(run)
+        output = forward(run, inputs)
         loss = torch.nn.functional.cross_entropy(output.flatten(0, -2).float(), targets.flatten())
         loss.backward()
         optimizer.step()
-    for _ in range(args.warmup):
-        step()
+    for index in range(args.warmup):
+        step(index)
     seconds = []
-    for _ in range(args.iters):
+    for index in range(args.warmup, args.warmup + args.iters):
         start = time.perf_counter()
-        step()
+        step(index)
         seconds.append(time.perf_counter() - start)
     return seconds
 
@@ -98,6 +104,8 @@ def main():
     parser.add_argument("--iters", type=int, default=20, help="timed steps a side a round")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--data-batches", type=int, default=4,
+                        help="distinct batches each side cycles (the runner's data_batches; the job default is 4)")
     parser.add_argument("--models", nargs="*", default=list(CASES))
     parser.add_argument("--modes", nargs="*", default=["eager", "compiled"])
     args = parser.parse_args()
