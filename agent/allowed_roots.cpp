@@ -5,16 +5,12 @@
 #include <optional>
 
 #include "shared/errors.hpp"
+#include "shared/lies_under.hpp"
 
 namespace ts::agent {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool lies_under(const fs::path& path, const fs::path& root) {
-  const auto relative = path.lexically_relative(root);
-  return !relative.empty() && *relative.begin() != "..";
-}
 
 std::string listed(const std::vector<fs::path>& roots) {
   std::string text;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "shared/errors.hpp"
+#include "shared/lies_under.hpp"
 
 namespace ts::worker {
 namespace {
@@ -58,8 +59,7 @@ fs::path torchscript_file(const std::string& model, const std::string& model_roo
   const auto root = fs::weakly_canonical(model_root, error);
   const auto name = model.substr(model.find(':') + 1);
   const auto file = fs::weakly_canonical(root / name, error);
-  const auto relative = file.lexically_relative(root);
-  if (error || relative.empty() || *relative.begin() == "..") {
+  if (error || !lies_under(file, root)) {
     throw InvalidInput("model", "'" + model + "': " + name + " lies outside the model root " + root.string());
   }
   if (!fs::is_regular_file(file, error)) {
