@@ -44,6 +44,12 @@ std::optional<nlohmann::json> progress_fields(const nlohmann::json& line) {
   return nlohmann::json{{"epoch", *epoch}, {"epochs", *epochs}, {"seconds", *seconds}};
 }
 
+std::string host_name() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return host;
+}
+
 }  // namespace
 
 Agent::Agent(asio::io_context& io, AgentOptions options)
@@ -64,7 +70,12 @@ Agent::Agent(asio::io_context& io, AgentOptions options)
   }
   for (const auto& [name, program] : options_.runners) runners_[name] = {program, false, ""};
   for (const auto& [name, python] : options_.environments) environments_[name] = python;
-  const auto probes = probe_runners(runners_, environments_);
+  if (options_.name.empty()) options_.name = host_name();
+  if (options_.work_directory.empty()) {
+    options_.work_directory = std::filesystem::temp_directory_path() / ("torchsweep-agent-" + options_.name);
+  }
+  std::filesystem::create_directories(options_.work_directory);
+  const auto probes = probe_runners(runners_, environments_, options_.work_directory / "probes.json");
   for (const auto& [placement, probe] : probes) {
     if (probe.answered) offered_[placement] = probe.versions;
   }
@@ -89,11 +100,6 @@ Agent::Agent(asio::io_context& io, AgentOptions options)
   const auto worker = runners_.find("libtorch");
   capabilities_ = detect_capabilities(own);
   capabilities_["environments"] = environment_capabilities(probes, runners_, environments_);
-  if (options_.name.empty()) options_.name = capabilities_.at("hostname").get<std::string>();
-  if (options_.work_directory.empty()) {
-    options_.work_directory = std::filesystem::temp_directory_path() / ("torchsweep-agent-" + options_.name);
-  }
-  std::filesystem::create_directories(options_.work_directory);
   if (capabilities_.at("gpus").empty()) {
     nvml_unavailable_ = "this agent has no GPU";
   } else {
@@ -377,6 +383,7 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, Placement placement)
   }
   if (outcome.kind == ExecutionOutcome::Kind::completed) {
     auto result = *outcome.result;
+    if (lacks_counted_flops(result)) co_await count_flops(result, assign.at("job"), placement, directory);
     judge(result, {capabilities_.at("peak_flops"), assign.at("gpus").get<std::vector<int64_t>>()});
     deliver(wire::make_message(
         "job_result", {{"job_id", job_id}, {"attempt", attempt}, {"result", result}, {"seconds", outcome.seconds}}));
@@ -398,6 +405,26 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, Placement placement)
   log::info("job {} attempt {}: {} (files kept in {})", job_id, attempt, outcome.reason, directory.string());
   deliver(wire::make_message("job_failed", failed));
   running_.erase(job_id);
+}
+
+asio::awaitable<void> Agent::count_flops(nlohmann::json& result, const nlohmann::json& job, const Placement& placement,
+                                         const std::filesystem::path& directory) {
+  const auto& counter = runners_.at(placement.runner).flops_counted_by;
+  if (counter.empty()) co_return;
+  const Placement counting{counter, placement.environment};
+  const auto counted_by = counter + " in environment " + placement.environment;
+  if (!offered_.contains(counting)) {
+    result["warnings"].push_back("FLOPs not counted, so no efficiency: no " + counted_by + " on agent " +
+                                 options_.name);
+    co_return;
+  }
+  auto count = co_await flop_counts_.count(job, runner_command(counting, runners_, environments_), counted_by,
+                                           directory / "flops");
+  if (count.counted) {
+    result["execution"]["counted_flops"] = std::move(*count.counted);
+  } else {
+    result["warnings"].push_back("FLOPs not counted, so no efficiency: " + count.problem);
+  }
 }
 
 GpuTelemetry Agent::telemetry_for(const std::vector<int64_t>& gpus) const {

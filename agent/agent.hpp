@@ -19,6 +19,7 @@
 #include <string>
 
 #include "agent/environments.hpp"
+#include "agent/flop_counts.hpp"
 #include "agent/gpu_telemetry.hpp"
 #include "agent/peak_flops.hpp"
 #include "agent/rank_launch.hpp"
@@ -105,6 +106,11 @@ class Agent {
   // Kills what the runners of a previous life of this agent left running.
   void kill_leftover_runners();
   asio::awaitable<void> run_job(nlohmann::json assign, Placement placement);
+  // Adds execution.counted_flops to a result whose runner counts none, by
+  // the runner that counts for it in the same environment, or a warning
+  // saying why not.
+  asio::awaitable<void> count_flops(nlohmann::json& result, const nlohmann::json& job, const Placement& placement,
+                                    const std::filesystem::path& directory);
   // The telemetry of a job on these GPUs: "unavailable" without GPUs or NVML.
   GpuTelemetry telemetry_for(const std::vector<int64_t>& gpus) const;
   // Samples `telemetry` every telemetry_interval until `running` turns false.
@@ -118,6 +124,7 @@ class Agent {
   std::map<std::string, Runner> runners_;
   std::map<std::string, std::filesystem::path> environments_;
   std::map<Placement, nlohmann::json> offered_;  // where a runner answered: what its --version said
+  FlopCounts flop_counts_;
   nlohmann::json capabilities_;
   std::shared_ptr<const Nvml> nvml_;  // null: nvml_unavailable_ says why
   std::string nvml_unavailable_;

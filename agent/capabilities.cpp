@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "agent/probe_cache.hpp"
 #include "agent/shell_command.hpp"
 #include "shared/beside_this_program.hpp"
 #include "shared/errors.hpp"
@@ -112,27 +113,50 @@ std::vector<std::string> parse_model_list(const std::string& output) {
 }
 
 std::map<Placement, RunnerProbe> probe_runners(const std::map<std::string, Runner>& runners,
-                                               const std::map<std::string, std::filesystem::path>& environments) {
+                                               const std::map<std::string, std::filesystem::path>& environments,
+                                               const std::filesystem::path& cache_file) {
+  ProbeCache cache(cache_file);
   std::vector<std::string> commands;
-  std::map<std::string, std::size_t> asked;  // command -> its place in `commands`
-  std::map<Placement, std::size_t> answer_of;
+  std::map<std::string, std::size_t> asked;                            // command -> its place in `commands`
+  std::map<std::string, std::vector<std::filesystem::path>> files_of;  // command -> its words
+  std::map<std::string, ProbeAnswers> kept;
+  std::map<Placement, std::string> command_of;
   for (const auto& placement : placements(runners, environments)) {
     std::string command;
-    for (const auto& word : runner_command(placement, runners, environments)) command += shell_quoted(word) + " ";
-    if (const auto [found, added] = asked.emplace(command, commands.size()); !added) {
-      answer_of[placement] = found->second;
+    const auto words = runner_command(placement, runners, environments);
+    for (const auto& word : words) command += shell_quoted(word) + " ";
+    command_of[placement] = command;
+    if (asked.contains(command) || kept.contains(command)) continue;
+    if (auto answers = cache.find(command)) {
+      kept[command] = std::move(*answers);
       continue;
     }
-    answer_of[placement] = commands.size();
-    // Bounded: a runner that hangs must not keep the agent from starting.
-    commands.push_back("timeout -k 2 30 " + command + "--version 2>/dev/null");
-    commands.push_back("timeout -k 2 30 " + command + "--list-models 2>/dev/null");
+    asked[command] = commands.size();
+    files_of[command] = {words.begin(), words.end()};
+    // Bounded: a runner that hangs (or lists thousands of models on a busy
+    // node) must not keep the agent from starting.
+    commands.push_back("timeout -k 2 60 " + command + "--version 2>/dev/null");
+    commands.push_back("timeout -k 2 60 " + command + "--list-models 2>/dev/null");
   }
   const auto outputs = outputs_of(commands);
-  std::map<Placement, RunnerProbe> probes;
-  for (const auto& [placement, index] : answer_of) {
+  for (const auto& [command, index] : asked) {
     const auto& version = outputs[index];
     const auto& list = outputs[index + 1];
+    if (version.status != 0 || list.status != 0) continue;
+    kept[command] = {version.out, list.out};
+    cache.remember(command, files_of.at(command), kept.at(command));
+  }
+  cache.save();
+  std::map<Placement, RunnerProbe> probes;
+  for (const auto& [placement, command] : command_of) {
+    if (const auto answers = kept.find(command); answers != kept.end()) {
+      probes[placement] = {true, parse_runner_versions(answers->second.version),
+                           parse_model_list(answers->second.models), parse_runner_axes(answers->second.version)};
+      continue;
+    }
+    // Not both answered: what --version said, if anything.
+    const auto& version = outputs[asked.at(command)];
+    const auto& list = outputs[asked.at(command) + 1];
     probes[placement] = {
         version.status == 0, parse_runner_versions(version.out),
         list.status == 0 ? parse_model_list(list.out) : std::vector<std::string>{},
@@ -166,6 +190,7 @@ nlohmann::json environment_capabilities(const std::map<Placement, RunnerProbe>& 
       entry["runners"] = nlohmann::json::object();
     }
     entry["runners"][placement.runner] = probe.versions;
+    if (!probe.models.empty()) entry["models"][placement.runner] = probe.models;
   }
   return offered;
 }

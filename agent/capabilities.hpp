@@ -22,11 +22,14 @@ struct RunnerProbe {
 };
 
 // What each placement's runner said to `--version` and `--list-models`, all
-// started at once (Python runners take a second or more to import their
-// framework), each given 30 s. A runner is asked once per interpreter,
-// however many environment names share it.
+// started at once (Python runners take seconds to import their framework
+// and list their libraries' models), each given 60 s. A runner is asked
+// once per interpreter, however many environment names share it, and not
+// at all where `cache_file` (agent/probe_cache.hpp; empty: none) keeps
+// its answers and nothing they depend on has changed.
 std::map<Placement, RunnerProbe> probe_runners(const std::map<std::string, Runner>& runners,
-                                               const std::map<std::string, std::filesystem::path>& environments);
+                                               const std::map<std::string, std::filesystem::path>& environments,
+                                               const std::filesystem::path& cache_file = {});
 
 // Each runner's probe in its own environment (or where it runs as it is),
 // for those probed there.
@@ -35,7 +38,7 @@ std::map<std::string, RunnerProbe> own_probes(const std::map<Placement, RunnerPr
 
 // The environments in which some runner answered, as capabilities
 // (schemas/protocol/hello.schema.json): {NAME: {python, runners: {RUNNER:
-// versions}}}.
+// versions}, models: {RUNNER: [model, ...]}}}.
 nlohmann::json environment_capabilities(const std::map<Placement, RunnerProbe>& probes,
                                         const std::map<std::string, Runner>& runners,
                                         const std::map<std::string, std::filesystem::path>& environments);

@@ -24,6 +24,7 @@ Installation installation() {
       const auto built = beside_this_program(build.get<std::string>());
       if (!built.empty() && std::filesystem::exists(built)) runner.builds[environment] = built;
     }
+    runner.flops_counted_by = entry.value("flops_counted_by", "");
     installed.runners[name] = std::move(runner);
   }
   return installed;

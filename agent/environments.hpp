@@ -23,6 +23,9 @@ struct Runner {
   // A program of its own built for other environments too: environment ->
   // the build for it (the LibTorch worker against each venv's LibTorch).
   std::map<std::string, std::filesystem::path> builds{};
+  // The runner that counts this one's FLOPs where it counts none itself
+  // (--count-flops, agent/flop_counts.hpp); empty: none.
+  std::string flops_counted_by{};
 };
 
 // The runners and environments installed with torchsweep, as

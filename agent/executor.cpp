@@ -103,8 +103,11 @@ std::string signal_reason(int number) {
   return reason;
 }
 
-std::optional<nlohmann::json> read_result(const std::filesystem::path& file, std::string& problem) {
-  static const schema::Validator validator("result.schema.json");
+std::optional<nlohmann::json> read_result(const std::filesystem::path& file, const std::string& schema_name,
+                                          std::string& problem) {
+  static const schema::Validator results("result.schema.json");
+  const auto other = schema_name == results.name() ? std::nullopt : std::optional<schema::Validator>(schema_name);
+  const auto& validator = other ? *other : results;
   if (!std::filesystem::exists(file)) {
     problem = "it wrote no result document";
     return std::nullopt;
@@ -245,8 +248,9 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
 
   auto arguments = request.launcher;
   if (!request.interpreter.empty()) arguments.push_back(request.interpreter.string());
-  arguments.insert(arguments.end(),
-                   {request.runner.string(), "--job", job_file.string(), "--out", result_file.string()});
+  arguments.push_back(request.runner.string());
+  arguments.insert(arguments.end(), request.mode_arguments.begin(), request.mode_arguments.end());
+  arguments.insert(arguments.end(), {"--job", job_file.string(), "--out", result_file.string()});
   std::vector<char*> argv;
   for (auto& argument : arguments) argv.push_back(argument.data());
   argv.push_back(nullptr);
@@ -327,8 +331,8 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
     outcome.kind = ExecutionOutcome::Kind::invalid_job;
     outcome.reason = "the runner refused the job (exit 2)";
   } else if (outcome.exit_code == 0 || outcome.exit_code == 3) {
-    outcome.result = read_result(result_file, problem);
-    const bool ok = outcome.result && outcome.result->at("status") == "ok";
+    outcome.result = read_result(result_file, request.out_schema, problem);
+    const bool ok = outcome.result && outcome.result->value("status", "ok") == "ok";
     if (outcome.result && outcome.exit_code == (ok ? 0 : 3)) {
       outcome.kind = ok ? ExecutionOutcome::Kind::completed : ExecutionOutcome::Kind::run_failed;
       if (!ok) outcome.reason = outcome.result->value("error", "the runner reported a failure");

@@ -44,11 +44,15 @@ struct ExecutionRequest {
   // runs, for the agent's next life to kill (ProcessTree::kill_recorded);
   // empty: nowhere.
   std::filesystem::path record_file;
+  // Arguments before --job (--count-flops: a count instead of a run), and
+  // the schema the document written to --out follows.
+  std::vector<std::string> mode_arguments{};
+  std::string out_schema{"result.schema.json"};
 };
 
 struct ExecutionOutcome {
   enum class Kind {
-    completed,      // exit 0, a valid result with status ok
+    completed,      // exit 0, a valid result with status ok (or none, for a document without one)
     run_failed,     // exit 3, a valid result with status failed or unsupported
     invalid_job,    // exit 2: the runner refused the job; retrying cannot help
     crashed,        // killed by a signal or an unexpected exit code, or no valid result
@@ -58,7 +62,7 @@ struct ExecutionOutcome {
     throttled       // completed, but a GPU throttled and the job asks discard_if_throttled (set by the agent)
   };
   Kind kind = Kind::crashed;
-  std::optional<nlohmann::json> result;  // the runner's result document, when valid
+  std::optional<nlohmann::json> result;  // the runner's result document (out_schema's), when valid
   std::optional<int> exit_code, signal;
   std::string reason;  // empty when completed
   std::string stdout_tail, stderr_tail;

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "agent/capabilities.hpp"
+#include "agent/probe_cache.hpp"
 #include "cli/client.hpp"
 #include "cli/commands.hpp"
 #include "cli/table_renderer.hpp"
@@ -46,7 +47,7 @@ Command add_submit_command(CLI::App& app) {
     // against the runners installed here that answer, read as the
     // coordinator reads an agent's.
     const auto installed = agent::installation();
-    const auto probes = agent::probe_runners(installed.runners, installed.environments);
+    const auto probes = agent::probe_runners(installed.runners, installed.environments, agent::user_probe_cache());
     auto own = agent::own_probes(probes, installed.runners);
     std::erase_if(own, [](const auto& entry) { return !entry.second.answered; });
     auto capabilities = agent::runner_capabilities(own);

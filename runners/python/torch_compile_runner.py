@@ -93,6 +93,29 @@ def build_model(torch, job):
     return model, start_state.torch_sample_shape(job)
 
 
+def library_models(library):
+    """The NAMEs of LIBRARY:NAME this environment's library builds (what
+    --list-models lists, and submit checks): torchvision's classification
+    models, timm's models, the Hugging Face model types with a masked or
+    causal language model and the configurations the repository names; []
+    where the library is not installed."""
+    package = {"hf": "transformers"}.get(library, library)
+    try:
+        module = __import__(package)
+    except ImportError:
+        return []
+    if library == "torchvision":
+        return module.models.list_models(module=module.models)
+    if library == "timm":
+        return module.list_models()
+    from transformers.models.auto import modeling_auto
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+    language = set(modeling_auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES) | set(modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES)
+    named = [key for key, entry in schema("hf_configurations.json").items()
+             if not key.startswith("$") and entry["model_type"] in CONFIG_MAPPING_NAMES]
+    return sorted(model_type for model_type in CONFIG_MAPPING_NAMES if model_type in language) + sorted(named)
+
+
 def build_library_model(torch, job):
     """LIBRARY:NAME (schemas/model_libraries.json), built by the library of this
     environment, randomly initialised; Unsupported, naming the versions, where
@@ -109,10 +132,7 @@ def build_library_model(torch, job):
     where = f"{package} {module.__version__}, {where}"
     if library == "hf":
         return build_language_model(torch, module, job, name, where)
-    if library == "torchvision":
-        known = module.models.list_models(module=module.models)
-    else:
-        known = module.list_models()
+    known = library_models(library)
     if name not in known:
         close = difflib.get_close_matches(name, known, n=5)
         raise Unsupported(f"model {job['model']}: {where} has no model '{name}'"
@@ -564,6 +584,12 @@ class TorchCompile(Framework):
         cudnn = self.torch.backends.cudnn
         return {"torch": self.torch.__version__, "cuda": self.torch.version.cuda,
                 "cudnn": str(cudnn.version()) if cudnn.is_available() else None}
+
+    def count_flops(self, job):
+        return counted_flops(self.torch, job)
+
+    def library_models(self, library):
+        return library_models(library)
 
     def run(self, job, result):
         torch = self.torch

@@ -70,7 +70,9 @@ const ModelSpec* library_of(std::string_view model) {
 }
 
 std::map<std::string, int64_t> knobs_of(const nlohmann::json& job) {
-  auto knobs = find(job.at("model").get<std::string>()).defaults;
+  const auto name = job.at("model").get<std::string>();
+  const auto* library = library_of(name);
+  auto knobs = (library ? *library : find(name)).defaults;
   for (auto& [knob, value] : knobs) {
     if (const auto given = job.find(knob); given != job.end()) value = given->get<int64_t>();
   }

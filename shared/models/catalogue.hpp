@@ -39,8 +39,9 @@ const ModelSpec& find(std::string_view name);
 const ModelSpec* library_of(std::string_view model);
 // Every library of schemas/model_libraries.json as library_of gives it, by name.
 const std::map<std::string, ModelSpec, std::less<>>& libraries();
-// The knobs of `job`'s model: the job's value where it has one, the
-// default otherwise. Throws ts::InvalidInput for an unknown model.
+// The knobs of `job`'s model (a library's, for LIBRARY:NAME): the job's
+// value where it has one, the default otherwise. Throws ts::InvalidInput
+// for an unknown model.
 std::map<std::string, int64_t> knobs_of(const nlohmann::json& job);
 // Throws ts::InvalidInput("model", ...) for a LIBRARY:NAME model of no
 // known library, and ts::InvalidInput("data", ...) when `job` reads

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "shared/errors.hpp"
 #include "shared/job_fields.hpp"
 #include "shared/models/catalogue.hpp"
 
@@ -82,7 +83,7 @@ double forward_flops_per_sample(const nlohmann::json& job) {
   if (model == "mlp") return mlp(knobs);
   if (model == "transformer") return transformer(knobs);
   if (model == "resnet18" || model == "resnet50") return resnet(knobs, model == "resnet50");
-  throw std::logic_error("no FLOP formula for model '" + model + "' (shared/models/flops.cpp)");
+  throw InvalidInput("model", "no FLOP formula for model '" + model + "' (shared/models/flops.cpp)");
 }
 
 StepFlops step_flops(const nlohmann::json& job) {

@@ -13,7 +13,8 @@
 namespace ts::models {
 
 // FLOPs of one forward pass of one sample of `job`'s model, knobs resolved
-// as models::knobs_of does. Throws ts::InvalidInput for an unknown model.
+// as models::knobs_of does. Throws ts::InvalidInput for an unknown model
+// and for one without a formula (a library's, the user's).
 double forward_flops_per_sample(const nlohmann::json& job);
 
 struct StepFlops {

@@ -29,7 +29,11 @@ KnownRunners known_runners(const std::vector<nlohmann::json>& capabilities) {
     const auto environments = agent.value("environments", nlohmann::json::object());
     for (const auto& [name, environment] : environments.items()) {
       auto& runners = known.environments[name];
-      for (const auto& [runner, versions] : environment.at("runners").items()) runners.insert(runner);
+      for (const auto& [runner, versions] : environment.at("runners").items()) runners[runner];
+      const auto models = environment.value("models", nlohmann::json::object());
+      for (const auto& [runner, names] : models.items()) {
+        for (const auto& model : names) runners[runner].insert(model.get<std::string>());
+      }
     }
   }
   return known;
@@ -45,6 +49,8 @@ std::vector<std::string> check_runnable(const Sweep& sweep, const KnownRunners& 
   };
   for (const auto& job : sweep.jobs) {
     const auto runner = job_fields::get<std::string>(job.document, "runner");
+    const std::set<std::string>* env_models = nullptr;  // what the runner listed in the job's environment
+    std::string env_name;
     if (const auto env = job_fields::get<nlohmann::json>(job.document, "env"); env.is_string()) {
       const auto name = env.get<std::string>();
       const auto offered = known.environments.find(name);
@@ -55,9 +61,14 @@ std::vector<std::string> check_runnable(const Sweep& sweep, const KnownRunners& 
         for (const auto& [other, runners] : known.environments) names.push_back(other);
         throw InvalidInput(
             "env", "no agent offers environment '" + name + "' (offered: " + listed(names) + ", " + source + ")");
-      } else if (!offered->second.contains(runner)) {
+      } else if (const auto there = offered->second.find(runner); there == offered->second.end()) {
+        std::vector<std::string> runners;
+        for (const auto& [other, models] : offered->second) runners.push_back(other);
         throw InvalidInput("env", "runner '" + runner + "' does not run in environment '" + name +
-                                      "' (there: " + listed(offered->second) + ", " + source + ")");
+                                      "' (there: " + listed(runners) + ", " + source + ")");
+      } else if (!there->second.empty()) {
+        env_models = &there->second;
+        env_name = name;
       }
     }
     const auto found = known.runners.find(runner);
@@ -65,21 +76,40 @@ std::vector<std::string> check_runnable(const Sweep& sweep, const KnownRunners& 
       unknown_runners.insert(runner);
       continue;
     }
-    for (const auto& [field, values] : found->second) {
+    for (const auto& [field, own] : found->second) {
+      const auto& values = field == "model" && env_models ? *env_models : own;
       const auto value = job_fields::get<std::string>(job.document, field);
       if (values.empty() || values.contains(value)) continue;
-      // LIBRARY:NAME where the runner lists LIBRARY:* (the name is the library's word, at run time).
+      // LIBRARY:NAME where the runner lists LIBRARY:* (the user's files and modules, looked up by the agent).
       if (const auto colon = value.find(':');
           field == "model" && colon != std::string::npos && values.contains(value.substr(0, colon) + ":*")) {
         continue;
       }
-      std::string runs;
-      for (const auto& name : values) runs += (runs.empty() ? "" : ", ") + name;
+      const auto where = env_name.empty() ? std::string() : " in environment '" + env_name + "'";
+      if (field == "model") {
+        std::vector<std::string> elsewhere;  // a library's version there has it
+        for (const auto& [other, runners] : known.environments) {
+          const auto listing = runners.find(runner);
+          if (other != env_name && listing != runners.end() && listing->second.contains(value))
+            elsewhere.push_back(other);
+        }
+        if (!elsewhere.empty()) {
+          throw InvalidInput(field, "runner '" + runner + "' has no model '" + value + "'" +
+                                        (where.empty() ? " in its own environment" : where) +
+                                        " (the library is not installed there, or its version lacks the name); "
+                                        "environments that have it: " +
+                                        listed(elsewhere) + " (name one with env, " + source + ")");
+        }
+      }
+      // Libraries list thousands of names: the count, with the closest.
+      const auto runs = values.size() <= 16
+                            ? listed(values)
+                            : std::to_string(values.size()) + " " + field + "s, which its --list-models lists";
       std::string guess;
       for (const auto& name : closest_names(value, {values.begin(), values.end()})) {
         guess += (guess.empty() ? "; closest: " : ", ") + name;
       }
-      throw InvalidInput(field, "no runner '" + runner + "' can run " + field + " '" + value + "'" + guess +
+      throw InvalidInput(field, "no runner '" + runner + "' can run " + field + " '" + value + "'" + where + guess +
                                     " (it runs " + runs + ", " + source + ")");
     }
   }

@@ -16,12 +16,13 @@ namespace ts::sweep {
 // What runners of one name said they run, by job field: "model", "mode",
 // "precision". A field a runner said nothing of is not checked.
 using RunnerSupport = std::map<std::string, std::set<std::string>>;
-// What agents said they run: runner name -> its support (a runner listed
-// with nothing said is unchecked), and environment name -> the runners that
-// run there (docs/environments.md).
+// What agents said they run: runner name -> its support in its own
+// environment (a runner listed with nothing said is unchecked), and
+// environment name -> the runners that run there -> the models each listed
+// there (docs/environments.md; empty: none listed).
 struct KnownRunners {
   std::map<std::string, RunnerSupport> runners;
-  std::map<std::string, std::set<std::string>> environments;
+  std::map<std::string, std::map<std::string, std::set<std::string>>> environments;
 };
 
 // The runners and what they run in agents' capabilities ("runners",
@@ -30,7 +31,11 @@ KnownRunners known_runners(const std::vector<nlohmann::json>& capabilities);
 
 // Throws ts::InvalidInput(FIELD, ...) naming the value, the runner and what
 // it runs for the first job no runner of its name can run, or whose `env`
-// no agent offers for its runner (naming those offered); returns one
+// no agent offers for its runner (naming those offered). A job's model is
+// checked against what its runner listed in the job's environment (its own
+// environment's list for a job without `env`): a library's NAME the
+// environment's version lacks is refused naming the environments that have
+// it, an unknown one naming the closest names. Returns one
 // warning per runner the sweep names that `known` lacks, and one when jobs
 // name environments but no agent said which it offers.
 // `source` says where `known` came from, e.g. "as its agents reported".

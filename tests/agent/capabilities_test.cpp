@@ -132,5 +132,57 @@ TEST(Capabilities, APythonRunnerIsProbedInEveryEnvironmentOncePerInterpreter) {
   EXPECT_EQ(own.at("torch-compile").versions.at("torch"), "2.6.0");
 }
 
+TEST(Capabilities, APythonRunnersProbeIsKeptUntilItsInterpreterRunnerOrPackagesChange) {
+  using namespace std::chrono_literals;
+  testing::TempDirectory directory("ts_probe_cache");
+  const auto site = directory / "site-packages";
+  std::filesystem::create_directories(site);
+  const auto interpreter =
+      script(directory.path(), "python", "echo x >> " + (directory / "python.log").string() + "\nexec sh \"$@\"\n");
+  const auto write_runner = [&](const std::string& torch) {
+    return script(directory.path(), "runner.sh",
+                  "case \"$1\" in --version) printf 'torchsweep-torch-compile 1 (x)\\ntorch " + torch +
+                      " cuda none\\nsite [\"" + site.string() +
+                      "\"]\\n';; *) printf 'model description\\nmlp an MLP\\ntimm:resnet50\\n';; esac\n");
+  };
+  const std::map<std::string, std::filesystem::path> environments{{"venv", interpreter}};
+  std::map<std::string, Runner> runners{{"torch-compile", {write_runner("2.15.0"), true, "venv"}},
+                                        {"worker",
+                                         {script(directory.path(), "worker",
+                                                 "echo x >> " + (directory / "worker.log").string() +
+                                                     "\nprintf 'torchsweep-worker 1 (x)\\ntorch 2.6.0\\n'\n"),
+                                          false, ""}}};
+  const auto cache = directory / "work" / "probes.json";
+  const auto calls = [&](const std::string& log) {
+    std::ifstream in(directory / log);
+    return std::count(std::istreambuf_iterator<char>(in), {}, '\n');
+  };
+  const auto first = probe_runners(runners, environments, cache);
+  EXPECT_EQ(first.at({"torch-compile", "venv"}).models, (std::vector<std::string>{"mlp", "timm:resnet50"}));
+  EXPECT_EQ(calls("python.log"), 2);  // --version, --list-models
+  EXPECT_TRUE(std::filesystem::exists(cache));
+
+  const auto again = probe_runners(runners, environments, cache);
+  EXPECT_EQ(calls("python.log"), 2);  // kept
+  EXPECT_EQ(again.at({"torch-compile", "venv"}).versions, first.at({"torch-compile", "venv"}).versions);
+  EXPECT_EQ(again.at({"torch-compile", "venv"}).models, first.at({"torch-compile", "venv"}).models);
+  EXPECT_TRUE(again.at({"torch-compile", "venv"}).answered);
+  EXPECT_EQ(calls("worker.log"), 4);  // a program of its own: asked every time
+
+  std::ofstream(site / "timm-1.0.32.dist-info") << "";  // a pip install changes the directory
+  probe_runners(runners, environments, cache);
+  EXPECT_EQ(calls("python.log"), 4);
+  probe_runners(runners, environments, cache);
+  EXPECT_EQ(calls("python.log"), 4);
+
+  std::filesystem::last_write_time(runners.at("torch-compile").program,
+                                   std::filesystem::last_write_time(runners.at("torch-compile").program) - 1h);
+  const auto runner_changed = probe_runners(runners, environments, cache);  // the runner reinstalled
+  EXPECT_EQ(calls("python.log"), 6);
+  EXPECT_EQ(runner_changed.at({"torch-compile", "venv"}).versions.at("torch"), "2.15.0");
+  EXPECT_EQ(probe_runners(runners, environments, {}).size(), 2u);  // no cache file: asked, nothing kept
+  EXPECT_EQ(calls("python.log"), 8);
+}
+
 }  // namespace
 }  // namespace ts::agent

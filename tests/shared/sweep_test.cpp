@@ -105,6 +105,50 @@ TEST(Runnable, AnEnvNoAgentOffersForItsRunnerIsRefusedNamingThoseOffered) {
   EXPECT_NE(warnings[0].find("env is unchecked"), std::string::npos) << warnings[0];
 }
 
+TEST(Runnable, ALibraryNameIsCheckedAgainstTheListOfTheJobsEnvironment) {
+  // timm in torch-2.15 only; the system's torchvision older than torch-2.15's.
+  const auto known = known_runners({nlohmann::json::parse(R"({
+      "runners": ["torch-compile"],
+      "models": {"torch-compile": ["mlp", "torchvision:resnet18", "torchscript:*"]},
+      "environments": {
+        "system": {"python": "python3", "runners": {"torch-compile": {"torch": "2.6.0"}},
+                   "models": {"torch-compile": ["mlp", "torchvision:resnet18", "torchscript:*"]}},
+        "torch-2.15": {"python": "/v/bin/python3", "runners": {"torch-compile": {"torch": "2.15.0"}},
+                       "models": {"torch-compile": ["mlp", "torchvision:resnet18", "torchvision:vit_h_14",
+                                                    "timm:resnet18", "timm:resnet50", "timm:resnet152",
+                                                    "torchscript:*"]}}}})")});
+  auto spec = minimal();
+  spec["fixed"]["runner"] = "torch-compile";
+  const auto refusal = [&](const nlohmann::json& models, const nlohmann::json& env) {
+    spec["axes"]["model"] = models;
+    spec["fixed"]["env"] = env;
+    try {
+      check_runnable(expand(spec, "t.yaml"), known, "as reported");
+      return std::string("<accepted>");
+    } catch (const InvalidInput& error) {
+      EXPECT_EQ(error.field(), "model");
+      return std::string(error.what());
+    }
+  };
+  EXPECT_EQ(refusal({"timm:resnet50", "torchvision:vit_h_14", "torchscript:mine.pt"}, "torch-2.15"), "<accepted>");
+  EXPECT_EQ(refusal({"torchvision:resnet18", "torchscript:mine.pt"}, "system"), "<accepted>");
+  EXPECT_EQ(refusal({"torchvision:resnet18"}, nullptr), "<accepted>");
+  // In the library, but not in the environment's version of it: the environments that have it.
+  EXPECT_NE(refusal({"timm:resnet50"}, "system")
+                .find("runner 'torch-compile' has no model 'timm:resnet50' in environment 'system' (the library is "
+                      "not installed there, or its version lacks the name); environments that have it: torch-2.15"),
+            std::string::npos)
+      << refusal({"timm:resnet50"}, "system");
+  EXPECT_NE(refusal({"torchvision:vit_h_14"}, nullptr).find("in its own environment"), std::string::npos)
+      << refusal({"torchvision:vit_h_14"}, nullptr);
+  // In no environment: the closest names of the job's environment.
+  EXPECT_NE(refusal({"timm:resnet5O"}, "torch-2.15")
+                .find("no runner 'torch-compile' can run model 'timm:resnet5O' in environment 'torch-2.15'; closest: "
+                      "timm:resnet50"),
+            std::string::npos)
+      << refusal({"timm:resnet5O"}, "torch-2.15");
+}
+
 TEST(Runnable, ALibraryModelRunsWhereTheRunnerListsItsLibrary) {
   const auto known = known_runners({nlohmann::json::parse(R"({
       "runners": ["libtorch", "torch-compile"],

@@ -68,7 +68,12 @@ class FrameworkRunners(unittest.TestCase):
             self.assertIn("keras", lines[1].split()[::2])
             # What it runs, checked at submit: graph is TensorFlow's alone; fp16 runs on a GPU.
             modes = ["eager", "graph", "compiled"] if name == "tensorflow" else ["eager", "compiled"]
-            self.assertEqual(lines[2:], ["modes " + " ".join(modes), "precisions fp32 bf16 fp16"])
+            self.assertEqual(lines[2:4], ["modes " + " ".join(modes), "precisions fp32 bf16 fp16"])
+            # The directories of its sys.path, which the agent's kept probes depend on.
+            self.assertTrue(lines[4].startswith("site ["), lines[4:])
+            site = json.loads(lines[4][len("site "):])
+            self.assertTrue(all(pathlib.Path(path).is_dir() for path in site), site)
+            self.assertTrue(any(path.endswith("site-packages") for path in site), site)
 
     def test_a_mode_the_runner_does_not_run_is_unsupported(self):
         for name, path in ARGS.runners.items():

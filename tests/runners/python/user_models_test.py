@@ -123,6 +123,17 @@ class UserModels(unittest.TestCase):
         counted = outcomes[("python:mine.models:small_mlp", "torch-compile", "eager")][4]["execution"]["counted_flops"]
         self.assertEqual(counted["forward_per_sample"], 2 * (16 * 32 + 32 * 10))
         self.assertEqual(outcomes[("python:mine.models:small_mlp", "torch-compile", "eager")][3], counted["per_step"])
+        # The LibTorch worker counts no FLOPs; the agent has its environment's torch.compile runner count the
+        # file, the same figures that runner counted running it, so the worker's results have efficiency too.
+        scripted = outcomes[("torchscript:scripted/mlp.pt", "torch-compile", "eager")][4]["execution"]["counted_flops"]
+        self.assertEqual(scripted["forward_per_sample"], 2 * (16 * 32 + 32 * 10))
+        for mode in ("eager", "compiled"):
+            _, _, _, flops, document = outcomes[("torchscript:scripted/mlp.pt", "libtorch", mode)]
+            counted_here = document["execution"]["counted_flops"]
+            self.assertEqual(counted_here["counted_by"], "torch-compile in environment system", mode)
+            self.assertEqual({k: counted_here[k] for k in scripted}, scripted, mode)
+            self.assertEqual(flops, scripted["per_step"], mode)
+            self.assertEqual(document["efficiency"]["convention"], "flop_counter_2flops_per_mac_counted_step", mode)
 
         status, _, error, _, _ = outcomes[("python:mine.models:broken", "torch-compile", "eager")]
         self.assertEqual(status, "failed")

@@ -187,6 +187,11 @@ class Framework:
         """{"torch": "2.6.0", "cuda": None}: the --version line, framework first."""
         raise NotImplementedError
 
+    def library_models(self, library):
+        """The NAMEs of LIBRARY:NAME it builds, for the libraries that list
+        it among their runners (schemas/model_libraries.json)."""
+        raise NotImplementedError
+
     def run(self, job, result):
         """Runs the resolved job, filling result's execution, timing, loss and
         memory; raises Unsupported for what cannot run here."""
@@ -206,18 +211,15 @@ def main(argv, name, make_framework):
     parser.add_argument("--out", help="where the result document goes (FILE, or - for stdout)")
     parser.add_argument("--version", action="store_true", help="print the versions and exit")
     parser.add_argument("--list-models", action="store_true", help="print the models this runner runs and exit")
+    parser.add_argument("--count-flops", action="store_true",
+                        help="write one step's FLOPs of the job's model (counted_flops.schema.json) to --out instead "
+                             "of running it (the agent asks this for runners that count none, docs/models.md)")
     try:
         arguments = parser.parse_args(argv)
     except SystemExit as exit_request:
         return EXIT_OK if exit_request.code == 0 else EXIT_INVALID
     if arguments.list_models:
-        # The worker's layout: a header, then one model a line, its name first.
-        print(f"{'model':<12} description (defaults)")
-        for model, entry in sorted(model_catalogue().items()):
-            print(f"{model:<12} {entry['description']} {json.dumps(entry['defaults'])}")
-        for library, entry in sorted(model_libraries().items()):
-            if name in entry["runners"]:
-                print(f"{library + ':*':<12} {entry['description']} {json.dumps(entry['defaults'])}")
+        list_models(name, make_framework)
         return EXIT_OK
     if arguments.version:
         framework = make_framework()
@@ -226,6 +228,8 @@ def main(argv, name, make_framework):
         # What it runs: read by agents for their capabilities, checked at submit.
         print("modes " + " ".join(framework.MODES))
         print("precisions " + " ".join(framework.PRECISIONS))
+        # Where its packages are: the agent keeps its probes while none of these changes (docs/environments.md).
+        print("site " + json.dumps([path for path in sys.path if os.path.isdir(path)]))
         return EXIT_OK
     log = logger(parser.prog)
     if not arguments.job or not arguments.out:
@@ -245,6 +249,8 @@ def main(argv, name, make_framework):
         return EXIT_INVALID
 
     framework = make_framework()
+    if arguments.count_flops:
+        return count_flops(framework, job, arguments.out, log)
     result = {"schema_version": 1, "status": "ok", "runner": {"name": name, "version": build_info.VERSION},
               "job": job, "warnings": [f"knob '{k}' does not apply to model '{job['model']}' and was ignored"
                                        for k in ignored], "started_at": utc_now()}
@@ -262,6 +268,41 @@ def main(argv, name, make_framework):
     result["finished_at"] = utc_now()
     write_result(arguments.out, result)
     return EXIT_OK if result["status"] == "ok" else EXIT_FAILED
+
+
+def list_models(name, make_framework):
+    """--list-models, in the worker's layout: a header, then one model a
+    line, its name first. A library whose names are the library's word is
+    listed name by name, as this environment's version of it has them (none
+    where it is not installed); one whose names are the user's (files and
+    modules under the agent's --model-path) as LIBRARY:*."""
+    print(f"{'model':<12} description (defaults)")
+    for model, entry in sorted(model_catalogue().items()):
+        print(f"{model:<12} {entry['description']} {json.dumps(entry['defaults'])}")
+    framework = None
+    for library, entry in sorted(model_libraries().items()):
+        if name not in entry["runners"]:
+            continue
+        if entry.get("under_model_path"):
+            print(f"{library + ':*':<12} {entry['description']} {json.dumps(entry['defaults'])}")
+            continue
+        framework = framework or make_framework()
+        for model in framework.library_models(library):
+            print(f"{library}:{model}")
+
+
+def count_flops(framework, job, out, log):
+    """--count-flops: the framework's count of one step of the job's model."""
+    if not hasattr(framework, "count_flops"):
+        log.error("invalid job: this runner counts no FLOPs")
+        return EXIT_INVALID
+    try:
+        counted = framework.count_flops(job)
+    except Exception as error:  # noqa: BLE001 - the model's failure: said, nothing written
+        log.error(f"FLOPs not counted: {type(error).__name__}: {error}")
+        return EXIT_FAILED
+    write_result(out, counted)
+    return EXIT_OK
 
 
 def run_main(name, make_framework):
