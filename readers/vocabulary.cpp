@@ -72,6 +72,7 @@ const std::vector<Metric>& metric_table() {
       {"epoch_time", "epoch_time_s", "r.median_epoch_s"},
       {"step_time", "step_time_s", "r.median_step_s"},
       {"samples_per_s", "samples_per_s", "r.samples_per_s", 1, true},
+      {"tokens_per_s", "tokens_per_s", "r.tokens_per_s", 1, true},  // language models (docs/language-models.md)
       {"peak_memory", "peak_memory_mib", "r.peak_memory_bytes", 1.0 / (1024 * 1024), false, "r.peak_memory_field"},
       {"warmup_memory", "warmup_memory_mib", "r.warmup_peak_memory_bytes", 1.0 / (1024 * 1024), false,
        warmup_memory_field},

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "shared/job_fields.hpp"
+#include "shared/models/catalogue.hpp"
 #include "shared/statistics.hpp"
 
 namespace ts::agent {
@@ -27,6 +28,10 @@ void summarize_timing(nlohmann::json& result) {
   timing["median_step_seconds"] = s.median;
   timing["samples_per_second"] =
       median_epoch > 0 ? static_cast<double>(samples_per_step * iterations) / median_epoch : 0.0;
+  if (const auto model = job_fields::get<std::string>(job, "model"); models::reads_tokens(model)) {
+    timing["tokens_per_second"] =
+        timing["samples_per_second"].get<double>() * static_cast<double>(models::knobs_of(job).at("seq_len"));
+  }
   timing["step_cv"] = s.cv;
   const double spread = s.median > 0 ? s.iqr / s.median : 0.0;
   timing["step_iqr_over_median"] = spread;

@@ -28,6 +28,14 @@
 namespace ts::worker {
 namespace {
 
+// Cross-entropy in fp32 against class indices; over every position of a
+// language model's [batch, seq, vocab] logits.
+torch::Tensor class_loss(const torch::Tensor& logits, const torch::Tensor& targets) {
+  const auto scores = logits.to(torch::kFloat);
+  if (scores.dim() == 3) return torch::nn::functional::cross_entropy(scores.flatten(0, 1), targets.flatten());
+  return torch::nn::functional::cross_entropy(scores, targets);
+}
+
 std::string message_of(const std::exception& error) {
   if (const auto* c10_error = dynamic_cast<const c10::Error*>(&error)) return c10_error->what_without_backtrace();
   return error.what();
@@ -103,11 +111,10 @@ Experiment::Experiment(const Job& job, torch::Device device, PrecisionPlan plan,
                                               device);
   } else {
     data_ = std::make_unique<SyntheticData>(job.batch_size, model_.sample_shape, model_.num_classes, job.data_batches,
-                                            rank_data_seed(job.seed, rank), device);
+                                            rank_data_seed(job.seed, rank), device, model_.tokens);
   }
   if (job.reference_batch) {
-    reference_ =
-        read_reference_batch(*job.reference_batch, job.batch_size, model_.sample_shape, model_.num_classes, device);
+    reference_ = read_reference_batch(*job.reference_batch, job.batch_size, model_, device);
   }
   if (job.task == Task::train) {
     optimizer_ = make_optimizer(job, model_.module->parameters());
@@ -222,7 +229,7 @@ double Experiment::evaluate(const Batch& batch) {
   model_.module->eval();
   const auto logits = model_.forward(batch.inputs);
   model_.module->train(true);
-  return torch::nn::functional::cross_entropy(logits.to(torch::kFloat), batch.targets).item<double>();
+  return class_loss(logits, batch.targets).item<double>();
 }
 
 int64_t Experiment::parameters() const { return count_parameters(*model_.module); }
@@ -237,7 +244,7 @@ torch::Tensor Experiment::step(const Batch& batch) {
   torch::Tensor output;
   if (job_.task == Task::train) {
     optimizer_->zero_grad(/*set_to_none=*/true);
-    auto loss = torch::nn::functional::cross_entropy(path_->forward(batch.inputs).to(torch::kFloat), batch.targets);
+    auto loss = class_loss(path_->forward(batch.inputs), batch.targets);
     if (scaler_) {
       scaler_->scale(loss).backward();
       if (reducer_) reducer_->finish();
@@ -260,7 +267,7 @@ std::optional<double> Experiment::loss_value(const torch::Tensor& output, const 
   if (!output.defined()) return std::nullopt;
   if (job_.task == Task::train) return output.item<double>();
   torch::NoGradGuard no_grad;
-  return torch::nn::functional::cross_entropy(output.to(torch::kFloat), batch.targets).item<double>();
+  return class_loss(output, batch.targets).item<double>();
 }
 
 namespace {

@@ -80,8 +80,8 @@ void write_initial_weights(const Job& job, const std::string& path) {
 
 void write_reference_batch(const Job& job, const std::string& path) {
   const auto model = find_model(job.model, job.model_root).build(job.model_config);  // for its sample shape
-  SyntheticData data(job.batch_size, model.sample_shape, model.num_classes, 1, rank_data_seed(job.seed, 0),
-                     torch::kCPU);
+  SyntheticData data(job.batch_size, model.sample_shape, model.num_classes, 1, rank_data_seed(job.seed, 0), torch::kCPU,
+                     model.tokens);
   const auto& batch = data.peek();
   safetensors::File file;
   file.metadata = metadata_of(job, "reference_batch");
@@ -113,24 +113,29 @@ void load_initial_weights(torch::nn::Module& module, const std::string& path) {
   }
 }
 
-Batch read_reference_batch(const std::string& path, int64_t batch_size, const std::vector<int64_t>& sample_shape,
-                           int64_t num_classes, const torch::Device& device) {
+Batch read_reference_batch(const std::string& path, int64_t batch_size, const Model& model,
+                           const torch::Device& device) {
   const auto file = read_file("reference_batch", path);
   std::vector<int64_t> shape{batch_size};
-  shape.insert(shape.end(), sample_shape.begin(), sample_shape.end());
-  Batch batch{tensor_named(file, "inputs", "reference_batch", path).to(torch::kFloat),
+  shape.insert(shape.end(), model.sample_shape.begin(), model.sample_shape.end());
+  const std::vector<int64_t> target_shape = model.tokens ? shape : std::vector<int64_t>{batch_size};
+  Batch batch{tensor_named(file, "inputs", "reference_batch", path).to(model.tokens ? torch::kLong : torch::kFloat),
               tensor_named(file, "targets", "reference_batch", path).to(torch::kLong)};
   if (batch.inputs.sizes() != c10::IntArrayRef(shape)) {
     throw std::runtime_error("reference_batch: " + path + ": inputs have shape " + shape_text(batch.inputs.sizes()) +
                              ", the job needs " + shape_text(shape) + " (batch_size and the model's sample shape)");
   }
-  if (batch.targets.sizes() != c10::IntArrayRef({batch_size})) {
+  if (batch.targets.sizes() != c10::IntArrayRef(target_shape)) {
     throw std::runtime_error("reference_batch: " + path + ": targets have shape " + shape_text(batch.targets.sizes()) +
-                             ", the job needs [" + std::to_string(batch_size) + "]");
+                             ", the job needs " + shape_text(target_shape));
   }
-  if (batch.targets.min().item<int64_t>() < 0 || batch.targets.max().item<int64_t>() >= num_classes) {
-    throw std::runtime_error("reference_batch: " + path + ": targets must be class indices in [0, " +
-                             std::to_string(num_classes) + ")");
+  const auto outside = [&](const torch::Tensor& indices) {
+    return indices.min().item<int64_t>() < 0 || indices.max().item<int64_t>() >= model.num_classes;
+  };
+  if (outside(batch.targets) || (model.tokens && outside(batch.inputs))) {
+    throw std::runtime_error("reference_batch: " + path + ": " + (model.tokens ? "token ids" : "targets") +
+                             " must be " + (model.tokens ? "in [0, " : "class indices in [0, ") +
+                             std::to_string(model.num_classes) + ")");
   }
   return {batch.inputs.to(device), batch.targets.to(device)};
 }

@@ -12,13 +12,15 @@
 
 #include "runners/libtorch/data/synthetic_data.hpp"
 #include "runners/libtorch/job.hpp"
+#include "runners/libtorch/models/model.hpp"
 
 namespace ts::worker {
 
 // The parameters and buffers the job's model starts from, seeded as an
 // experiment seeds them.
 void write_initial_weights(const Job& job, const std::string& path);
-// Rank 0's first synthetic batch: inputs F32 [batch, sample...], targets I64 [batch].
+// Rank 0's first synthetic batch: inputs F32 [batch, sample...], targets I64
+// [batch]; a language model's, inputs and targets I64 [batch, seq_len].
 void write_reference_batch(const Job& job, const std::string& path);
 
 // Copies the file's tensors into every parameter and buffer of `module`,
@@ -26,8 +28,9 @@ void write_reference_batch(const Job& job, const std::string& path);
 // match (a name missing or left over, a shape): partial loads are refused.
 void load_initial_weights(torch::nn::Module& module, const std::string& path);
 // The reference batch of `path` on `device`, checked against the job's batch
-// size, the model's sample shape and its number of classes.
-Batch read_reference_batch(const std::string& path, int64_t batch_size, const std::vector<int64_t>& sample_shape,
-                           int64_t num_classes, const torch::Device& device);
+// size, the model's sample shape and its number of classes (its vocabulary,
+// for a language model's token ids).
+Batch read_reference_batch(const std::string& path, int64_t batch_size, const Model& model,
+                           const torch::Device& device);
 
 }  // namespace ts::worker

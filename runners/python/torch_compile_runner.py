@@ -48,10 +48,10 @@ def build_model(torch, job):
             return self.head(x)
 
     class EncoderBlock(nn.Module):
-        # The LibTorch worker's pre-norm block, operation for operation.
-        def __init__(self, width, heads):
+        # The LibTorch worker's pre-norm block, operation for operation; causal: the decoder's.
+        def __init__(self, width, heads, causal=False):
             super().__init__()
-            self.heads = heads
+            self.heads, self.causal = heads, causal
             self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
             self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
             self.fc1, self.fc2 = nn.Linear(width, 4 * width), nn.Linear(4 * width, width)
@@ -61,6 +61,9 @@ def build_model(torch, job):
             head_dim = width // self.heads
             q, k, v = self.qkv(self.ln1(x)).view(batch, seq, 3, self.heads, head_dim).permute(2, 0, 3, 1, 4)
             scores = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(head_dim))
+            if self.causal:
+                later = torch.ones(seq, seq, dtype=torch.bool, device=scores.device).triu(1)
+                scores = scores.masked_fill(later, float("-inf"))
             attended = torch.matmul(torch.softmax(scores, -1), v).transpose(1, 2).reshape(batch, seq, width)
             h = x + self.proj(attended)
             return h + self.fc2(F.gelu(self.fc1(self.ln2(h))))
@@ -79,6 +82,28 @@ def build_model(torch, job):
                 h = block(h)
             return self.head(self.ln_final(h).mean(1))
 
+    class Gpt(nn.Module):
+        # The LibTorch worker's decoder (models/gpt.hpp), built in its order.
+        def __init__(self, vocab, seq_len, width, depth, heads):
+            super().__init__()
+            self.tokens = nn.Embedding(vocab, width)
+            nn.init.normal_(self.tokens.weight, 0.0, 0.02)
+            self.positions = nn.Parameter(torch.randn(seq_len, width) * 0.02)
+            self.blocks = nn.ModuleList(EncoderBlock(width, heads, causal=True) for _ in range(depth))
+            self.ln_final = nn.LayerNorm(width)
+            self.head = nn.Linear(width, vocab, bias=False)
+
+        def forward(self, ids):
+            h = self.tokens(ids) + self.positions[:ids.shape[1]]
+            for block in self.blocks:
+                h = block(h)
+            return self.head(self.ln_final(h))
+
+        def make_batch(self, job, device):
+            # Token ids one longer than a sample: inputs all but the last, targets the next token at each position.
+            ids = torch.randint(job["vocab"], (job["batch_size"], job["seq_len"] + 1), device=device)
+            return ids[:, :-1], ids[:, 1:]
+
     name = job["model"]
     if name.startswith(("python:", "torchscript:")):
         return build_user_model(torch, job), None
@@ -88,6 +113,8 @@ def build_model(torch, job):
         model = Mlp(job["input_size"], job["width"], job["depth"], job["num_classes"])
     elif name == "transformer":
         model = Transformer(job["seq_len"], job["width"], job["depth"], job["heads"], job["num_classes"])
+    elif name == "gpt":
+        model = Gpt(job["vocab"], job["seq_len"], job["width"], job["depth"], job["heads"])
     else:
         model = build_resnet(torch, name, job["num_classes"])
     return model, start_state.torch_sample_shape(job)

@@ -79,6 +79,15 @@ std::map<std::string, int64_t> knobs_of(const nlohmann::json& job) {
   return knobs;
 }
 
+bool reads_tokens(std::string_view model) {
+  try {
+    const auto* library = library_of(model);
+    return (library ? *library : find(model)).inputs == "tokens";
+  } catch (const InvalidInput&) {
+    return false;
+  }
+}
+
 void check_data(const nlohmann::json& job) {
   const auto name = job.at("model").get<std::string>();
   const auto* library = library_of(name);  // throws for a library that does not exist

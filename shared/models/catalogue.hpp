@@ -43,6 +43,10 @@ const std::map<std::string, ModelSpec, std::less<>>& libraries();
 // value where it has one, the default otherwise. Throws ts::InvalidInput
 // for an unknown model.
 std::map<std::string, int64_t> knobs_of(const nlohmann::json& job);
+// Whether `model` is a language model (inputs "tokens": gpt, hf:): token
+// ids in, the next token predicted at each of seq_len positions. False for
+// an unknown model.
+bool reads_tokens(std::string_view model);
 // Throws ts::InvalidInput("model", ...) for a LIBRARY:NAME model of no
 // known library, and ts::InvalidInput("data", ...) when `job` reads
 // imagefolder data with a model that does not read images.

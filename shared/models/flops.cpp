@@ -33,13 +33,26 @@ double mlp(const std::map<std::string, int64_t>& k) {
   return flops + matmul(1, width, k.at("num_classes"));
 }
 
-// Per block: qkv, q k^T, attention x v, the projection and the 4x MLP;
-// then the head on the mean over the sequence.
+// Per block over a sequence: qkv, q k^T, attention x v, the projection
+// and the 4x MLP; 24 seq width^2 + 4 seq^2 width. The causal mask does not
+// halve the attention terms: the whole product is computed, then masked.
+double block(double seq, double width) {
+  return matmul(seq, width, 3 * width) + matmul(seq, width, seq) + matmul(seq, seq, width) +
+         matmul(seq, width, width) + matmul(seq, width, 4 * width) + matmul(seq, 4 * width, width);
+}
+
+// The blocks, then the head on the mean over the sequence.
 double transformer(const std::map<std::string, int64_t>& k) {
+  const double width = k.at("width");
+  return k.at("depth") * block(k.at("seq_len"), width) + matmul(1, width, k.at("num_classes"));
+}
+
+// The blocks, then the LM head at every position (the embedding lookups
+// multiply nothing). Per token: 2 N of the blocks' and head's weights plus
+// the attention term 4 seq width per block (docs/language-models.md).
+double gpt(const std::map<std::string, int64_t>& k) {
   const double seq = k.at("seq_len"), width = k.at("width");
-  const double block = matmul(seq, width, 3 * width) + matmul(seq, width, seq) + matmul(seq, seq, width) +
-                       matmul(seq, width, width) + matmul(seq, width, 4 * width) + matmul(seq, 4 * width, width);
-  return k.at("depth") * block + matmul(1, width, k.at("num_classes"));
+  return k.at("depth") * block(seq, width) + matmul(seq, width, k.at("vocab"));
 }
 
 // torchvision's ResNet v1.5: the 7x7 stem and max pool, four stages of
@@ -82,6 +95,7 @@ double forward_flops_per_sample(const nlohmann::json& job) {
   const auto model = job.at("model").get<std::string>();
   if (model == "mlp") return mlp(knobs);
   if (model == "transformer") return transformer(knobs);
+  if (model == "gpt") return gpt(knobs);
   if (model == "resnet18" || model == "resnet50") return resnet(knobs, model == "resnet50");
   throw InvalidInput("model", "no FLOP formula for model '" + model + "' (shared/models/flops.cpp)");
 }

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -142,6 +143,32 @@ TEST_F(StoreFile, Version1StoreKeepsItsStepTimesThroughMigration2) {
   std::vector<std::tuple<int64_t, int64_t, double>> rows;
   while (steps.step()) rows.emplace_back(steps.integer(0), steps.integer(1), steps.real(2));
   EXPECT_EQ(rows, (std::vector<std::tuple<int64_t, int64_t, double>>{{0, 0, 0.1}, {0, 1, 0.2}, {1, 0, 0.5}}));
+}
+
+TEST_F(StoreFile, Migration10GivesTheLanguageModelsStoredBeforeItTheirTokensPerSecond) {
+  {
+    Database database(path_);
+    for (std::size_t i = 0; i < 9; ++i) database.execute(migrations().at(i).sql);
+    database.set_user_version(9);
+    database.execute(
+        "INSERT INTO results (job_id, attempt, status, model, task, batch_size, precision, mode, runner, gpus, "
+        "device_name, torch_version, host, received_at, samples_per_s) VALUES "
+        "('lm', 1, 'ok', 'gpt', 'train', 8, 'fp32', 'eager', 'libtorch', 1, 'cpu', '2.6.0', 'h', 'now', 10.0), "
+        "('hf', 1, 'ok', 'hf:gpt2', 'train', 8, 'fp32', 'eager', 'torch-compile', 1, 'cpu', '2.6.0', 'h', 'now', 2.0), "
+        "('mlp', 1, 'ok', 'mlp', 'train', 8, 'fp32', 'eager', 'libtorch', 1, 'cpu', '2.6.0', 'h', 'now', 99.0);"
+        "INSERT INTO result_documents (job_id, attempt, document) VALUES "
+        "('lm', 1, '{\"job\": {\"seq_len\": 64}}'), ('hf', 1, '{\"job\": {\"seq_len\": 128}}'), "
+        "('mlp', 1, '{\"job\": {}}');");
+  }
+  Store store(path_);
+  auto rows = store.database().prepare("SELECT job_id, tokens_per_s FROM results ORDER BY job_id");
+  std::map<std::string, std::optional<double>> tokens;
+  while (rows.step()) {
+    tokens[rows.text(0)] = rows.is_null(1) ? std::nullopt : std::optional<double>(rows.real(1));
+  }
+  EXPECT_EQ(tokens.at("lm"), 640.0);
+  EXPECT_EQ(tokens.at("hf"), 256.0);
+  EXPECT_EQ(tokens.at("mlp"), std::nullopt);
 }
 
 TEST(Store, StoringTheSameResultTwiceIsANoOp) {

@@ -10,8 +10,8 @@
 namespace ts::worker {
 
 struct Batch {
-  torch::Tensor inputs;   // float32, [batch, sample_shape...]
-  torch::Tensor targets;  // int64 class indices, [batch]
+  torch::Tensor inputs;   // float32, [batch, sample_shape...]; a language model's: int64 token ids
+  torch::Tensor targets;  // int64 class indices, [batch]; a language model's: the next ids, as inputs
 };
 
 class DataSource {
@@ -25,10 +25,13 @@ class DataSource {
 
 // `batches` distinct random batches (standard normal inputs, uniform
 // targets) from the device's default generator seeded with `seed`, cycled.
+// For a language model (`tokens`), uniform token ids in [0, num_classes)
+// one longer than the sample, inputs all but the last, targets all but the
+// first: the next token at every position.
 class SyntheticData final : public DataSource {
  public:
   SyntheticData(int64_t batch_size, const std::vector<int64_t>& sample_shape, int64_t num_classes, int64_t batches,
-                int64_t seed, const torch::Device& device);
+                int64_t seed, const torch::Device& device, bool tokens = false);
   const Batch& next() override;
   const Batch& peek() override { return batches_[position_]; }
   std::string name() const override { return "synthetic"; }

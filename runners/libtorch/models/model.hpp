@@ -19,6 +19,7 @@ struct ModelConfig {
   int64_t depth = 0;
   int64_t heads = 0;
   int64_t seq_len = 0;
+  int64_t vocab = 0;
 };
 
 struct Model {
@@ -26,6 +27,10 @@ struct Model {
   std::function<torch::Tensor(const torch::Tensor&)> forward;
   std::vector<int64_t> sample_shape;  // one input sample, without the batch dimension
   int64_t num_classes = 0;
+  // A language model's: a sample is sample_shape token ids in [0,
+  // num_classes), its targets the ids that follow each (int64, the same
+  // shape), its output logits over them for every position.
+  bool tokens = false;
 };
 
 int64_t count_parameters(const torch::nn::Module& module);

@@ -4,6 +4,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "runners/libtorch/models/gpt.hpp"
 #include "runners/libtorch/models/mlp.hpp"
 #include "runners/libtorch/models/resnet.hpp"
 #include "runners/libtorch/models/torchscript.hpp"
@@ -23,6 +24,7 @@ const std::vector<ModelKnob>& model_knobs() {
       {"input_size", &ModelConfig::input_size}, {"num_classes", &ModelConfig::num_classes},
       {"width", &ModelConfig::width},           {"depth", &ModelConfig::depth},
       {"heads", &ModelConfig::heads},           {"seq_len", &ModelConfig::seq_len},
+      {"vocab", &ModelConfig::vocab},
   };
   return knobs;
 }
@@ -51,6 +53,7 @@ const std::vector<ModelInfo>& models() {
         {"resnet50", [](const ModelConfig& c) { return build_resnet(ResNetDepth::resnet50, c); }},
         {"mlp", build_mlp},
         {"transformer", build_transformer},
+        {"gpt", build_gpt},
     };
     std::vector<ModelInfo> infos;
     for (const auto& spec : models::catalogue()) {

@@ -1,6 +1,7 @@
 #include "runners/libtorch/models/transformer.hpp"
 
 #include <cmath>
+#include <limits>
 
 #include "shared/errors.hpp"
 
@@ -15,8 +16,9 @@ torch::Tensor weight_only(const torch::Tensor& x, const nn::Linear& linear) {
 }
 }  // namespace
 
-EncoderBlockImpl::EncoderBlockImpl(int64_t width, int64_t heads_)
+EncoderBlockImpl::EncoderBlockImpl(int64_t width, int64_t heads_, bool causal_)
     : heads(heads_),
+      causal(causal_),
       ln1(register_module("ln1", nn::LayerNorm(nn::LayerNormOptions({width})))),
       ln2(register_module("ln2", nn::LayerNorm(nn::LayerNormOptions({width})))),
       qkv(register_module("qkv", nn::Linear(width, 3 * width))),
@@ -30,6 +32,10 @@ torch::Tensor EncoderBlockImpl::forward(const torch::Tensor& x) {
   auto q_k_v = qkv(ln1(x)).view({batch, seq, 3, heads, head_dim}).permute({2, 0, 3, 1, 4});
   auto q = q_k_v[0], k = q_k_v[1], v = q_k_v[2];
   auto scores = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(head_dim)));
+  if (causal) {
+    const auto later = torch::ones({seq, seq}, scores.options().dtype(torch::kBool)).triu(1);
+    scores = scores.masked_fill(later, -std::numeric_limits<double>::infinity());
+  }
   auto attended = torch::matmul(torch::softmax(scores, -1), v).transpose(1, 2).reshape({batch, seq, width});
   auto h = x + (weight_only(attended, proj) + proj->bias);
   auto hidden = torch::gelu(weight_only(ln2(h), fc1) + fc1->bias);

@@ -7,16 +7,18 @@
 // and the MLP's matmuls: bias + GELU and bias + residual are the elementwise
 // chains fusers join (as Megatron's fused bias-GELU and bias-add kernels do).
 // The Linear modules still hold the weights, so names and counts are those
-// of an ordinary nn.Linear block.
+// of an ordinary nn.Linear block. A causal block (the decoder's, gpt.hpp)
+// masks each position's attention to the positions before it.
 #include "runners/libtorch/models/model.hpp"
 
 namespace ts::worker {
 
 struct EncoderBlockImpl : torch::nn::Module {
-  EncoderBlockImpl(int64_t width, int64_t heads);
+  EncoderBlockImpl(int64_t width, int64_t heads, bool causal = false);
   torch::Tensor forward(const torch::Tensor& x);
 
   int64_t heads;
+  bool causal;
   torch::nn::LayerNorm ln1{nullptr}, ln2{nullptr};
   torch::nn::Linear qkv{nullptr}, proj{nullptr}, fc1{nullptr}, fc2{nullptr};
 };

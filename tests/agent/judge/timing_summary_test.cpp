@@ -35,6 +35,20 @@ TEST(TimingSummary, EveryRanksBatchCountsInThroughput) {
   EXPECT_DOUBLE_EQ(document.at("timing").at("samples_per_second").get<double>(), 8.0 * 3 * 2 / 2.0);
 }
 
+TEST(TimingSummary, ALanguageModelsThroughputIsAlsoInTokens) {
+  auto gpt = result({2.0, 2.0}, {{1.0, 1.0}, {1.0, 1.0}});
+  gpt["job"] = {{"model", "gpt"}, {"batch_size", 8}, {"seq_len", 64}, {"gpus", 2}};
+  summarize_timing(gpt);
+  EXPECT_DOUBLE_EQ(gpt.at("timing").at("tokens_per_second").get<double>(), 8.0 * 2 * 2 / 2.0 * 64);
+  auto hf = result({2.0, 2.0}, {{1.0, 1.0}, {1.0, 1.0}});
+  hf["job"] = {{"model", "hf:gpt2"}, {"batch_size", 8}};  // the library's default seq_len, 128
+  summarize_timing(hf);
+  EXPECT_DOUBLE_EQ(hf.at("timing").at("tokens_per_second").get<double>(), 8.0 * 2 / 2.0 * 128);
+  auto images = result({2.0, 2.0}, {{1.0, 1.0}, {1.0, 1.0}});
+  summarize_timing(images);
+  EXPECT_FALSE(images.at("timing").contains("tokens_per_second"));
+}
+
 TEST(TimingSummary, AboveTheThresholdTheMeasurementIsNoisyAndSaysSo) {
   auto quiet = result({1.0, 1.0}, {{1.0, 1.0, 1.0, 1.0}, {1.0, 1.0, 1.0, 1.0}});
   summarize_timing(quiet);

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "runners/libtorch/models/registry.hpp"
 #include "shared/errors.hpp"
 
@@ -41,6 +43,30 @@ TEST(Models, MlpAndTransformerParameterCountsFollowTheirFormulas) {
             2 * (12 * w * w + 13 * w) + s * w + 2 * w + w * c + c);
 }
 
+TEST(Models, GptParameterCountFollowsItsFormulaAndItsLossStartsAtTheUniformGuess) {
+  // token embeddings v*w, positions s*w, causal blocks 12w^2 + 13w each, final LayerNorm 2w, head w*v (no bias)
+  const int64_t v = 256, w = 64, s = 32;
+  const ModelConfig config{.width = w, .depth = 2, .heads = 4, .seq_len = s, .vocab = v};
+  EXPECT_EQ(parameters_of("gpt", config), v * w + s * w + 2 * (12 * w * w + 13 * w) + 2 * w + w * v);
+  torch::manual_seed(0);
+  auto model = find_model("gpt").build(config);
+  EXPECT_TRUE(model.tokens);
+  EXPECT_EQ(model.sample_shape, (std::vector<int64_t>{s}));
+  torch::NoGradGuard no_grad;
+  const auto ids = torch::randint(v, {3, s});
+  const auto logits = model.forward(ids);
+  EXPECT_EQ(logits.sizes(), (std::vector<int64_t>{3, s, v}));
+  // Small initial weights: close to ln(v), every token equally likely.
+  const auto loss = torch::nn::functional::cross_entropy(logits.flatten(0, 1), ids.flatten()).item<double>();
+  EXPECT_NEAR(loss, std::log(static_cast<double>(v)), 0.5);
+  // Causal: a change at the last position leaves every earlier position's logits as they were.
+  auto changed = ids.clone();
+  changed.index_put_({torch::indexing::Slice(), s - 1}, (ids.index({torch::indexing::Slice(), s - 1}) + 1) % v);
+  const auto again = model.forward(changed);
+  EXPECT_TRUE(torch::equal(again.narrow(1, 0, s - 1), logits.narrow(1, 0, s - 1)));
+  EXPECT_FALSE(torch::equal(again.narrow(1, s - 1, 1), logits.narrow(1, s - 1, 1)));
+}
+
 TEST(Models, OutputShapesAreBatchByClasses) {
   torch::NoGradGuard no_grad;
   struct Case {
@@ -66,7 +92,7 @@ TEST(Models, UnknownNameListsTheKnownOnes) {
     FAIL() << "expected InvalidInput";
   } catch (const InvalidInput& error) {
     EXPECT_EQ(error.field(), "model");
-    EXPECT_NE(std::string(error.what()).find("mlp, resnet18, resnet50, transformer"), std::string::npos);
+    EXPECT_NE(std::string(error.what()).find("gpt, mlp, resnet18, resnet50, transformer"), std::string::npos);
   }
 }
 

@@ -29,7 +29,9 @@ SMALL = [TINY_MLP,
          {"schema_version": 1, "model": "resnet50", "batch_size": 2, "input_size": 32, "num_classes": 10,
           "epochs": 1, "warmup": 1, "iters": 1, "threads": 2},
          {"schema_version": 1, "model": "transformer", "batch_size": 2, "width": 32, "heads": 4, "depth": 2,
-          "seq_len": 8, "num_classes": 10, "epochs": 1, "warmup": 1, "iters": 1, "threads": 1}]
+          "seq_len": 8, "num_classes": 10, "epochs": 1, "warmup": 1, "iters": 1, "threads": 1},
+         {"schema_version": 1, "model": "gpt", "batch_size": 2, "vocab": 256, "width": 32, "heads": 4, "depth": 2,
+          "seq_len": 8, "epochs": 1, "warmup": 1, "iters": 1, "threads": 1}]
 
 
 def run(executable, job):

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The correctness gate of cross-framework comparisons (docs/frameworks.md):
-one job through every runner and mode (LibTorch eager and compiled,
+one job through every runner and mode (the MLP, ResNet-18 and the GPT decoder) (LibTorch eager and compiled,
 torch.compile eager and compiled, TensorFlow eager, graph and XLA, JAX eager
 and jit) from the same initial-weights file and reference batch, written by
 the LibTorch worker, gives the same first- and second-step losses and the same
@@ -27,7 +27,10 @@ TRAINING = {"schema_version": 1, "epochs": 1, "iters": 1, "warmup": 2, "threads"
 JOBS = {"mlp": dict(TRAINING, model="mlp", batch_size=8, input_size=16, width=32, depth=2, num_classes=10, lr=0.1,
                     weight_decay=0.01),
         "resnet18": dict(TRAINING, model="resnet18", batch_size=8, input_size=64, num_classes=10, lr=0.01,
-                         weight_decay=0.1)}
+                         weight_decay=0.1),
+        # The decoder (docs/language-models.md): token ids, causal attention, the next token at every position.
+        "gpt": dict(TRAINING, model="gpt", batch_size=4, vocab=256, width=64, depth=2, heads=4, seq_len=32, lr=0.1,
+                    weight_decay=0.01)}
 MODES = {"libtorch": ("eager", "compiled"), "torch-compile": ("eager", "compiled"),
          "tensorflow": ("eager", "graph", "compiled"), "jax": ("eager", "compiled")}
 # Relative tolerances against LibTorch eager, fp32. The MLP's runners agree
@@ -35,8 +38,9 @@ MODES = {"libtorch": ("eager", "compiled"), "torch-compile": ("eager", "compiled
 # runners fall in two groups 4.4e-4 apart, by how BatchNorm's backward is
 # formed (the closed form of LibTorch and of XLA's simplified graphs, or
 # autodiff of the mean and variance: Inductor, TensorFlow and JAX eager):
-# the step is that sensitive to rounding.
+# the step is that sensitive to rounding. The decoder's agree to 2e-7.
 TOLERANCE = {"mlp": {"first_step": 1e-5, "second_step": 1e-5, "reference_eval": 1e-5},
+             "gpt": {"first_step": 1e-5, "second_step": 1e-5, "reference_eval": 1e-5},
              "resnet18": {"first_step": 1e-5, "second_step": 1e-3, "reference_eval": 1e-3}}
 
 
@@ -102,6 +106,9 @@ class SameStartingPoint(unittest.TestCase):
 
     def test_resnet18_every_runner_and_mode_same_losses(self):
         self.assert_same_losses("resnet18")
+
+    def test_gpt_every_runner_and_mode_same_losses(self):
+        self.assert_same_losses("gpt")
 
     def test_a_file_that_does_not_fit_the_model_fails_the_job_naming_it(self):
         # mlp weights of width 32 for a model of width 64; a batch of 8 for a job of 4.

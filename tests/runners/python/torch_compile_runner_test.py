@@ -211,6 +211,8 @@ class TorchCompileRunner(unittest.TestCase):
         jobs = [TINY_MLP,
                 {"schema_version": 1, "model": "transformer", "batch_size": 2, "width": 32, "heads": 4, "depth": 2,
                  "seq_len": 8, "num_classes": 10, "epochs": 1, "warmup": 1, "iters": 1, "threads": 1},
+                {"schema_version": 1, "model": "gpt", "batch_size": 2, "vocab": 256, "width": 32, "heads": 4, "depth": 2,
+                 "seq_len": 8, "epochs": 1, "warmup": 1, "iters": 1, "threads": 1},
                 {"schema_version": 1, "model": "resnet18", "batch_size": 2, "input_size": 32, "num_classes": 10,
                  "epochs": 1, "warmup": 1, "iters": 1, "threads": 1}]
         jobs.append(dict(jobs[-1], model="resnet50"))
@@ -238,6 +240,8 @@ class ModelFlops(unittest.TestCase):
 
     DOCUMENTS = [{"model": "mlp"}, {"model": "mlp", "input_size": 17, "width": 40, "depth": 1, "num_classes": 3},
                  {"model": "transformer"}, {"model": "transformer", "seq_len": 9, "width": 24, "heads": 3, "depth": 2},
+                 {"model": "gpt", "vocab": 1000, "width": 64, "heads": 4, "depth": 2, "seq_len": 32},
+                 {"model": "gpt", "vocab": 257, "width": 24, "heads": 3, "depth": 1, "seq_len": 9},
                  {"model": "resnet18"}, {"model": "resnet18", "input_size": 33, "num_classes": 7},
                  {"model": "resnet50"}, {"model": "resnet50", "input_size": 64}]
 
@@ -255,7 +259,8 @@ class ModelFlops(unittest.TestCase):
         for job, counted in zip(jobs, analytic):
             case = json.dumps({k: job[k] for k in ("model", "input_size", "width", "depth", "seq_len") if k in job})
             model, sample_shape = runner.build_model(torch, job)
-            inputs = torch.randn(job["batch_size"], *sample_shape)
+            inputs = (torch.randint(job["vocab"], (job["batch_size"], *sample_shape)) if job["model"] == "gpt"
+                      else torch.randn(job["batch_size"], *sample_shape))
             with FlopCounterMode(display=False) as forward:
                 output = model(inputs)
             self.assertEqual(forward.get_total_flops(), round(counted["forward_per_sample"] * job["batch_size"]), case)

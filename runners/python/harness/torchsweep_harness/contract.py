@@ -28,7 +28,7 @@ RUNNER_CONTRACT = json.loads((SCHEMA_DIR / "runner_contract.json").read_text())
 _EXIT_CODES = RUNNER_CONTRACT["exit_codes"]
 EXIT_OK, EXIT_INTERNAL = _EXIT_CODES["ok"], _EXIT_CODES["internal_error"]
 EXIT_INVALID, EXIT_FAILED = _EXIT_CODES["invalid_input"], _EXIT_CODES["run_failed"]
-MODEL_KNOBS = ("input_size", "num_classes", "width", "depth", "heads", "seq_len")
+MODEL_KNOBS = ("input_size", "num_classes", "width", "depth", "heads", "seq_len", "vocab")
 # The result's execution.autocast_dtype of each job precision.
 AUTOCAST_DTYPES = {"fp32": None, "bf16": "bfloat16", "fp16": "float16"}
 
@@ -145,7 +145,7 @@ def resolve_job(document, runner_name):
     if job["data_parallel"] == "always":
         raise InvalidJob("data_parallel", "always (the one-rank data-parallel path) is the LibTorch worker's; "
                                           "this runner trains in one process without collectives")
-    if job["model"] == "transformer" and job["width"] % job["heads"] != 0:
+    if job["model"] in ("transformer", "gpt") and job["width"] % job["heads"] != 0:
         raise InvalidJob("heads", f"must divide width ({job['width']}), got {job['heads']}")
     if "dataset_size" not in document:
         del job["dataset_size"]  # resolved into iters; echoed only when given

@@ -1,4 +1,4 @@
-"""The four models of schemas/models.json in Keras 3, one definition for the
+"""The models of schemas/models.json in Keras 3, one definition for the
 TensorFlow and the JAX runner (Keras picks the backend from KERAS_BACKEND).
 
 Structurally the LibTorch worker's and torchvision's: the same layers, the
@@ -64,11 +64,12 @@ class Positions(layers.Layer):
 
 class EncoderBlock(layers.Layer):
     """The worker's pre-norm block: x + proj(attention(LN(x))), then
-    x + fc2(GELU(fc1(LN(x)))), attention written out as the worker writes it."""
+    x + fc2(GELU(fc1(LN(x)))), attention written out as the worker writes it;
+    causal (the decoder's): each position attends to those up to itself."""
 
-    def __init__(self, width, heads, **kwargs):
+    def __init__(self, width, heads, causal=False, **kwargs):
         super().__init__(**kwargs)
-        self.width, self.heads = width, heads
+        self.width, self.heads, self.causal = width, heads, causal
         self.ln1 = layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON)
         self.ln2 = layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON)
         self.qkv, self.proj = layers.Dense(3 * width), layers.Dense(width)
@@ -83,6 +84,9 @@ class EncoderBlock(layers.Layer):
         qkv = ops.reshape(self.qkv(self.ln1(x)), (-1, seq, 3, self.heads, head_dim))
         q, k, v = (ops.transpose(qkv[:, :, i], (0, 2, 1, 3)) for i in range(3))
         scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2))) * (1.0 / head_dim ** 0.5)
+        if self.causal:
+            later = ops.triu(ops.ones((seq, seq)), 1) > 0
+            scores = ops.where(later, float("-inf"), scores)
         attended = ops.reshape(ops.transpose(ops.matmul(ops.softmax(scores, axis=-1), v), (0, 2, 1, 3)),
                                (-1, seq, self.width))
         h = x + self.proj(attended)
@@ -96,6 +100,19 @@ def transformer(job):
         h = EncoderBlock(job["width"], job["heads"], name=f"blocks.{i}")(h)
     h = ops.mean(layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON, name="ln_final")(h), axis=1)
     return keras.Model(inputs, layers.Dense(job["num_classes"], name="head")(h), name="transformer")
+
+
+def gpt(job):
+    """The worker's decoder (models/gpt.hpp): token embeddings, positions,
+    causal blocks, final norm and an LM head without bias."""
+    inputs = keras.Input((job["seq_len"],), dtype="int32")
+    h = layers.Embedding(job["vocab"], job["width"], embeddings_initializer=keras.initializers.RandomNormal(0, 0.02),
+                         name="tokens")(inputs)
+    h = Positions(name="positions")(h)
+    for i in range(job["depth"]):
+        h = EncoderBlock(job["width"], job["heads"], causal=True, name=f"blocks.{i}")(h)
+    h = layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON, name="ln_final")(h)
+    return keras.Model(inputs, layers.Dense(job["vocab"], use_bias=False, name="head")(h), name="gpt")
 
 
 def conv_bn(x, filters, kernel, stride, conv_name, bn_name):
@@ -141,6 +158,8 @@ def build(job):
         return mlp(job), (job["input_size"],)
     if job["model"] == "transformer":
         return transformer(job), (job["seq_len"], job["width"])
+    if job["model"] == "gpt":
+        return gpt(job), (job["seq_len"],)
     return resnet(job), (job["input_size"], job["input_size"], 3)
 
 
@@ -159,6 +178,7 @@ _VARIABLES = {
     layers.BatchNormalization: (("gamma", "weight", None), ("beta", "bias", None),
                                 ("moving_mean", "running_mean", None), ("moving_variance", "running_var", None)),
     layers.LayerNormalization: (("gamma", "weight", None), ("beta", "bias", None)),
+    layers.Embedding: (("embeddings", "weight", None),),
     Positions: (("table", "", None),),
 }
 # PyTorch state that Keras has no variable for: BatchNorm's step counter,
@@ -186,6 +206,8 @@ def load_torch_state(model, state, origin):
         if mapping is None:
             raise ValueError(f"{origin}: no PyTorch mapping for layer {path} ({type(layer).__name__})")
         for attribute, torch_name, layout in mapping:
+            if getattr(layer, attribute, None) is None:
+                continue  # a Dense without bias (the LM head), as its PyTorch module
             name = f"{path}.{torch_name}" if torch_name else path
             if name not in state:
                 raise ValueError(f"{origin}: no tensor '{name}'")

@@ -63,6 +63,8 @@ class KerasExperiment(ExperimentBase):
             inputs, targets = reference
             if len(inputs.shape) == 4:
                 inputs = np.ascontiguousarray(inputs.transpose(0, 2, 3, 1))  # PyTorch's NCHW to Keras's NHWC
+            if start_state.reads_tokens(job):
+                inputs = inputs.astype(np.int32)
             self.reference = framework.to_device((inputs, targets.astype(np.int32)))
 
     def run_step(self, inputs, targets):
@@ -174,9 +176,14 @@ class KerasFramework(Framework):
         return model, sample_shape, optimizer, loss_of
 
     def batches(self, job, sample_shape):
-        """`data_batches` synthetic (inputs, targets) pairs from seed + 1, as numpy."""
+        """`data_batches` synthetic (inputs, targets) pairs from seed + 1, as
+        numpy; a language model's, token ids and the next ids."""
         import numpy as np
         generator = np.random.default_rng(job["seed"] + 1)
+        if start_state.reads_tokens(job):
+            ids = [generator.integers(0, job["vocab"], (job["batch_size"], job["seq_len"] + 1), dtype=np.int32)
+                   for _ in range(job["data_batches"])]
+            return [(batch[:, :-1].copy(), batch[:, 1:].copy()) for batch in ids]
         return [(generator.standard_normal((job["batch_size"],) + tuple(sample_shape), dtype=np.float32),
                  generator.integers(0, job["num_classes"], job["batch_size"], dtype=np.int32))
                 for _ in range(job["data_batches"])]

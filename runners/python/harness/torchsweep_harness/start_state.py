@@ -5,6 +5,16 @@ Read here as numpy arrays, checked against the job; a framework converts
 them to its own layouts."""
 from safetensors.numpy import load_file
 
+from .contract import model_catalogue, model_libraries
+
+
+def reads_tokens(job):
+    """Whether the job's model is a language model: token ids in, logits
+    over them at every position out (schemas/models.json's inputs)."""
+    library, colon, _ = job["model"].partition(":")
+    entry = model_libraries().get(library) if colon else model_catalogue().get(job["model"])
+    return bool(entry) and entry["inputs"] == "tokens"
+
 
 def torch_sample_shape(job):
     """One input sample in PyTorch's layout (NCHW images), without the batch:
@@ -13,7 +23,7 @@ def torch_sample_shape(job):
         return (job["input_size"],)
     if job["model"] == "transformer":
         return (job["seq_len"], job["width"])
-    if job["model"].startswith("hf:"):
+    if reads_tokens(job):
         return (job["seq_len"],)  # token ids
     return (3, job["input_size"], job["input_size"])
 
@@ -31,22 +41,27 @@ def initial_weights(job):
 
 
 def reference_batch(job):
-    """(inputs float32 in PyTorch's layout, targets int64) of the job's
-    reference_batch, or None."""
+    """(inputs float32 in PyTorch's layout, targets int64 [batch]) of the
+    job's reference_batch, or None; a language model's: token ids and the
+    next ids, both int64 [batch, seq_len]."""
     if not job.get("reference_batch"):
         return None
     tensors, origin = _load(job, "reference_batch"), f"reference_batch: {job['reference_batch']}"
     if "inputs" not in tensors or "targets" not in tensors:
         raise RuntimeError(f"{origin}: needs tensors 'inputs' and 'targets', has {sorted(tensors)}")
-    inputs, targets = tensors["inputs"].astype("float32"), tensors["targets"].astype("int64")
+    tokens = reads_tokens(job)
+    inputs, targets = tensors["inputs"].astype("int64" if tokens else "float32"), tensors["targets"].astype("int64")
     expected = (job["batch_size"],) + torch_sample_shape(job)
     if inputs.shape != expected:
         raise RuntimeError(f"{origin}: inputs have shape {list(inputs.shape)}, the job needs {list(expected)} "
                            "(batch_size and the model's sample shape)")
-    if targets.shape != (job["batch_size"],):
-        raise RuntimeError(f"{origin}: targets have shape {list(targets.shape)}, the job needs [{job['batch_size']}]")
-    if targets.min() < 0 or targets.max() >= job["num_classes"]:
-        raise RuntimeError(f"{origin}: targets must be class indices in [0, {job['num_classes']})")
+    target_shape = expected if tokens else (job["batch_size"],)
+    if targets.shape != target_shape:
+        raise RuntimeError(f"{origin}: targets have shape {list(targets.shape)}, the job needs {list(target_shape)}")
+    classes = job.get("vocab") if tokens else job["num_classes"]
+    for what, indices in (("token ids", inputs), ("token ids", targets)) if tokens else (("targets", targets),):
+        if indices.min() < 0 or (classes is not None and indices.max() >= classes):
+            raise RuntimeError(f"{origin}: {what} must be {'' if tokens else 'class indices '}in [0, {classes})")
     return inputs, targets
 
 
