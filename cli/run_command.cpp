@@ -134,8 +134,14 @@ std::string report_beside(const std::string& db) {
 void print_results(store::Store& store, const std::string& sweep_id, const std::string& db, const std::string& report) {
   readers::QueryOptions options;
   options.filter.sweeps = {sweep_id};
-  options.metrics = {"epoch_time", "samples_per_s", "peak_memory", "mfu"};
+  // A language model's throughput in tokens too (docs/language-models.md), where the sweep has one.
+  options.metrics = {"epoch_time", "samples_per_s", "tokens_per_s", "peak_memory", "mfu"};
   auto plain = readers::query(store.database(), options);
+  const auto tokens = readers::column_of(plain, "tokens_per_s");
+  if (std::all_of(plain.rows.begin(), plain.rows.end(), [&](const auto& row) { return row[tokens].is_null(); })) {
+    options.metrics = {"epoch_time", "samples_per_s", "peak_memory", "mfu"};
+    plain = readers::query(store.database(), options);
+  }
   options.metrics.clear();
   std::cout << "\nPer-configuration medians (sweep " << sweep_id << "):\n"
             << render(plain, Format::table, terminal_width());

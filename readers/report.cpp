@@ -291,7 +291,8 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
 
   QueryOptions plain_options;
   plain_options.filter = filter;
-  plain_options.metrics = {"epoch_time", "samples_per_s", "peak_memory", "warmup_memory", "compile_time", "mfu"};
+  plain_options.metrics = {"epoch_time",    "samples_per_s", "tokens_per_s", "peak_memory",
+                           "warmup_memory", "compile_time",  "mfu"};
   const auto plain = query(database, plain_options);
   auto configurations = row_objects(plain);
   int64_t runs = 0, flagged = 0, most_runs = 0;
@@ -368,7 +369,8 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
     throughput.push_back({{"model", row.at("model")},
                           {"series", label_of(row, series_axes)},
                           {"batch_size", row.at("batch_size")},
-                          {"samples_per_s", row.at("samples_per_s")}});
+                          {"samples_per_s", row.at("samples_per_s")},
+                          {"tokens_per_s", row.at("tokens_per_s")}});  // a language model's; null for the others
     if (row.contains("scaling_efficiency") && !row.at("scaling_efficiency").is_null()) {
       auto axes = configuration_axes();
       std::erase(axes, std::string("gpus"));

@@ -158,7 +158,10 @@
   function throughputChart(parent, model, rows) {
     const width = chartWidth(parent);
     const labelRoom = Math.min(190, Math.round(width * 0.35));
-    return chart(parent, "throughput", "samples/s against batch size, " + model + "; each line is labelled with its series.", {
+    // A language model's throughput in tokens (docs/language-models.md), any other's in samples.
+    const tokens = rows.every(function (r) { return r.tokens_per_s !== null && r.tokens_per_s !== undefined; });
+    const field = tokens ? "tokens_per_s" : "samples_per_s", unit = tokens ? "tokens/s" : "samples/s";
+    return chart(parent, "throughput", unit + " against batch size, " + model + "; each line is labelled with its series.", {
       $schema: "https://vega.github.io/schema/vega/v5.json",
       width: width - 60 - labelRoom, height: 200, padding: { left: 4, top: 8, bottom: 4, right: labelRoom },
       data: [{ name: "points", values: rows, transform: [
@@ -166,21 +169,21 @@
       scales: [
         { name: "x", type: "point", domain: { data: "points", field: "batch_size", sort: true }, range: "width", padding: 0.3 },
         // Headroom above the highest point, so its name fits inside the chart.
-        { name: "y", type: "linear", nice: true, domain: [0, 1.12 * Math.max.apply(null, rows.map(function (r) { return r.samples_per_s; }))], range: "height" },
+        { name: "y", type: "linear", nice: true, domain: [0, 1.12 * Math.max.apply(null, rows.map(function (r) { return r[field]; }))], range: "height" },
         { name: "color", type: "ordinal", domain: { data: "points", field: "series" }, range: "category" },
         { name: "dash", type: "ordinal", domain: { data: "points", field: "series" }, range: [[1, 0], [6, 3], [2, 2], [8, 3, 2, 3]] },
         { name: "shape", type: "ordinal", domain: { data: "points", field: "series" }, range: ["circle", "square", "triangle-up", "diamond", "cross"] }
       ],
-      axes: [{ orient: "bottom", scale: "x", title: "batch size" }, { orient: "left", scale: "y", title: "samples/s", grid: true }],
+      axes: [{ orient: "bottom", scale: "x", title: "batch size" }, { orient: "left", scale: "y", title: unit, grid: true }],
       marks: [
         { type: "group", from: { facet: { name: "series_points", data: "points", groupby: "series" } },
           marks: [{ type: "line", from: { data: "series_points" }, sort: { field: "datum.batch_size" }, encode: { update: {
-            x: { scale: "x", field: "batch_size" }, y: { scale: "y", field: "samples_per_s" },
+            x: { scale: "x", field: "batch_size" }, y: { scale: "y", field: field },
             stroke: { scale: "color", field: "series" }, strokeDash: { scale: "dash", field: "series" }, strokeWidth: { value: 2 } } } }] },
         { type: "symbol", name: "dots", from: { data: "points" }, encode: { update: {
-          x: { scale: "x", field: "batch_size" }, y: { scale: "y", field: "samples_per_s" },
+          x: { scale: "x", field: "batch_size" }, y: { scale: "y", field: field },
           shape: { scale: "shape", field: "series" }, fill: { scale: "color", field: "series" }, stroke: { value: "#000" },
-          tooltip: { signal: "datum.series + ', batch ' + datum.batch_size + ': ' + format(datum.samples_per_s, '.4~s') + ' samples/s'" } } } },
+          tooltip: { signal: "datum.series + ', batch ' + datum.batch_size + ': ' + format(datum." + field + ", '.4~s') + ' " + unit + "'" } } } },
         // Each series named at its largest batch; Vega's label transform moves
         // names that would overlap (two series of nearly equal throughput).
         { type: "text", from: { data: "dots" }, encode: { update: {
@@ -188,7 +191,7 @@
           transform: [{ type: "label", size: { signal: "[width + " + labelRoom + ", height + 8]" }, offset: [6],
             anchor: ["right", "top-right", "bottom-right", "top", "bottom", "left", "top-left", "bottom-left"], avoidMarks: ["dots"] }] }
       ]
-    });
+    }, { "data-model": model, "data-unit": unit });
   }
 
   function memoryChart(parent, rows) {

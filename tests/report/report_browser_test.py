@@ -53,6 +53,13 @@ def browser():
     return driver
 
 
+def throughput_units(driver):
+    """{model: the unit of its throughput chart} of the page."""
+    return driver.execute_script(
+        "return Object.fromEntries(Array.from(document.querySelectorAll('figure[data-chart=throughput]'))"
+        ".filter(f => f.querySelector('svg')).map(f => [f.dataset.model, f.dataset.unit]))")
+
+
 def open_page(driver, path, name, artifacts, width=1280):
     """Loads the page and waits for its marker; returns what the page reports."""
     driver.set_window_size(width, 2000)
@@ -164,6 +171,8 @@ def main():
         check(len(driver.find_elements(By.CSS_SELECTOR, "figure[data-chart=speedup] svg")) == 1,
               "run: no speedup chart")
         check(len(rows_of(driver, "environment")) == 1, "run: expected one host in the environment table")
+        check(throughput_units(driver) == {"mlp": "samples/s", "resnet18": "samples/s"},
+              f"run: the throughput charts' units: {throughput_units(driver)}")
         # The suite's summary: one runner in one environment, its three models passed.
         suite = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "section#suite tbody td")]
         check(suite[:5] == ["libtorch", "system", "3", "3", suite[4]] and suite[4].endswith("×"),
@@ -244,6 +253,8 @@ def main():
             run([args.torchsweep, "report", "--db", db, "--out", page])
             state = open_page(driver, page, kind, args.artifacts)
             check(expected in state["text"], f"{kind}: the page does not say '{expected}'")
+            if kind == "single":  # its newest sweep: a language model's, whose throughput is in tokens
+                check(throughput_units(driver) == {"gpt": "tokens/s"}, f"single: {throughput_units(driver)}")
     finally:
         driver.quit()
     if FAILURES:

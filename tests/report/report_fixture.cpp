@@ -4,7 +4,8 @@
 //                                      configuration with 2% seeded noise: mlp compiled is 25% slower from
 //                                      night 26 on (a step), mlp eager 30% slower on night 12 only (a blip),
 //                                      resnet18 eager flat, and mlp eager on 2 ranks (scaling)
-//   report_fixture --db FILE single    one sweep, one run per configuration
+//   report_fixture --db FILE single    one sweep, one run per configuration, and a language model's
+//                                      (gpt at two batch sizes, its throughput in tokens)
 //   report_fixture --db FILE empty     a store with no sweep at all
 //   report_fixture --job J --out R     a runner on the worker contract (registered as libtorch with
 //                                      an agent): a result whose epochs last the job's labels.seconds,
@@ -40,6 +41,7 @@ nlohmann::json result_for(const nlohmann::json& job, double seconds, std::mt1993
   r.model = job.at("model");
   r.mode = job.at("mode");
   r.gpus = job.at("gpus");
+  r.batch_size = job.at("batch_size");
   const double t = seconds * (1 + noise(generator));
   r.epoch_seconds = {t, t * (1 + noise(generator) / 4), t * (1 + noise(generator) / 4)};
   r.peak_bytes = (r.mode == "eager" ? 900 : 700) * int64_t{1 << 20};
@@ -92,6 +94,31 @@ void add_night(ts::store::Store& store, int night, int runs, std::mt19937& gener
   for (const auto& job : jobs) store.job_finished(job.job_id, "done");
 }
 
+// One sweep of gpt (seq_len 128) at batch sizes 8 and 16, one run each,
+// its results carrying tokens_per_second as the agent's judge gives it.
+void add_language_model(ts::store::Store& store, std::mt19937& generator) {
+  const std::string sweep_id = "language";
+  const nlohmann::json spec{
+      {"name", "language"}, {"axes", {{"batch_size", {8, 16}}}}, {"fixed", {{"model", "gpt"}, {"seq_len", 128}}}};
+  std::vector<ts::store::JobRecord> jobs;
+  std::vector<nlohmann::json> results;
+  for (const int64_t batch_size : {8, 16}) {
+    const auto job_id = fmt::format("{}/{:04}", sweep_id, jobs.size());
+    const nlohmann::json job{{"schema_version", 1}, {"job_id", job_id},    {"sweep", sweep_id},        {"model", "gpt"},
+                             {"mode", "eager"},     {"precision", "fp32"}, {"batch_size", batch_size}, {"seq_len", 128},
+                             {"task", "train"},     {"gpus", 1},           {"device", "cpu"}};
+    jobs.push_back({job_id, static_cast<int64_t>(jobs.size()), nlohmann::json{{"batch_size", batch_size}}.dump(), 0,
+                    "libtorch", 1, job, 3});
+    auto result = result_for(job, 0.5 * static_cast<double>(batch_size) / 8, generator);
+    result["job"]["attempt"] = 1;
+    result["timing"]["tokens_per_second"] = result["timing"]["samples_per_second"].get<double>() * 128;
+    results.push_back(std::move(result));
+  }
+  store.add_sweep({sweep_id, "language", spec, {}, "test", 0, "2026-11-02T02:00:00.000Z"}, jobs);
+  store.ingest_results(results, "node-a");
+  for (const auto& job : jobs) store.job_finished(job.job_id, "done");
+}
+
 int write_store(const std::string& path, const std::string& kind) {
   ts::store::Store store(path);
   std::mt19937 generator(20261201);
@@ -99,6 +126,7 @@ int write_store(const std::string& path, const std::string& kind) {
     for (int night = 1; night <= 30; ++night) add_night(store, night, 5, generator);
   } else if (kind == "single") {
     add_night(store, 1, 1, generator);
+    add_language_model(store, generator);
   } else if (kind != "empty") {
     std::fprintf(stderr, "unknown kind '%s'\n", kind.c_str());
     return 2;
