@@ -53,9 +53,12 @@ void GpuTelemetry::sample(Clock::time_point now) {
   Sample sample{now, {}, {}};
   for (const auto& gpu : gpus_) {
     auto& reading = sample.readings.emplace_back(nvml_->read(gpu.device));
-    uint64_t bytes = 0;
-    for (const auto& process : reading.processes)
-      if (job_process_(process.pid)) bytes += process.used_bytes;
+    // The job's processes' memory; unknown when NVML cannot report one of them.
+    std::optional<uint64_t> bytes = 0;
+    for (const auto& process : reading.processes) {
+      if (!job_process_(process.pid)) continue;
+      bytes = bytes && process.used_bytes ? std::optional<uint64_t>(*bytes + *process.used_bytes) : std::nullopt;
+    }
     sample.job_bytes.push_back(bytes);
   }
   samples_.push_back(std::move(sample));
@@ -102,7 +105,7 @@ nlohmann::json GpuTelemetry::summary() const {
       if (reading.power_w) power.push_back(*reading.power_w);
       if (reading.temperature_c) temperature.push_back(*reading.temperature_c);
       reasons |= reading.clock_event_reasons.value_or(0);
-      job_bytes.push_back(static_cast<double>(sample->job_bytes[g]));
+      if (const auto bytes = sample->job_bytes[g]) job_bytes.push_back(static_cast<double>(*bytes));
     }
     nlohmann::json names = nlohmann::json::array();
     for (const auto& [bit, name] : reason_names)

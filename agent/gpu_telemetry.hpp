@@ -52,8 +52,9 @@ class GpuTelemetry {
     Clock::time_point at;
     std::vector<NvmlReading> readings;  // one per GPU
     // The job's processes' device memory on each GPU, told at the sample:
-    // by the summary they have exited.
-    std::vector<uint64_t> job_bytes;
+    // by the summary they have exited. Empty where NVML could not report
+    // one of them: that sample has no figure.
+    std::vector<std::optional<uint64_t>> job_bytes;
   };
   GpuTelemetry() = default;
 

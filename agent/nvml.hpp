@@ -34,7 +34,7 @@ struct NvmlReading {
   std::optional<uint64_t> clock_event_reasons;  // nvmlClocksEventReason* bits
   struct Process {
     pid_t pid;
-    uint64_t used_bytes;
+    std::optional<uint64_t> used_bytes;  // empty: NVML cannot see it (under MIG, or without the permission)
   };
   std::vector<Process> processes;  // compute processes and their device memory
 };

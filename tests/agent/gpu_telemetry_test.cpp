@@ -98,6 +98,25 @@ TEST(GpuTelemetry, AProcessIsCountedAsTheJobsWhileItLivesNotWhenTheSummaryIsMade
                    2.0 * (1ull << 30));
 }
 
+// NVML reports a process's memory as NVML_VALUE_NOT_AVAILABLE (all ones)
+// where it cannot see it (under MIG, or without the permission): no figure
+// for that sample, not 18 EiB.
+TEST(GpuTelemetry, AProcessMemoryNvmlCannotReportIsLeftOutNotSummedAsAllOnes) {
+  FakeNvml fake;
+  fake.add_process(0, job_pid, ~0ull);
+  GpuTelemetry telemetry(std::make_shared<const Nvml>(TS_FAKE_NVML), one_gpu,
+                         [](pid_t pid) { return pid == job_pid || pid == job_pid + 1; });
+  const auto start = Clock::now();
+  telemetry.sample(start + 100ms);
+  telemetry.epoch_finished(start + 200ms, 0.2);
+  EXPECT_TRUE(telemetry.summary().at("gpus").at(0).at("process_memory_bytes").is_null())
+      << telemetry.summary().at("gpus").at(0).at("process_memory_bytes");
+  fake.add_process(0, job_pid + 1, 1ull << 30);  // a figure for a process of the job beside it: still unknown
+  telemetry.sample(start + 300ms);
+  telemetry.epoch_finished(start + 400ms, 0.2);
+  EXPECT_TRUE(telemetry.summary().at("gpus").at(0).at("process_memory_bytes").is_null());
+}
+
 TEST(GpuTelemetry, AThermalSlowdownInTheTimedEpochsIsThrottling) {
   FakeNvml fake;
   GpuTelemetry telemetry(
