@@ -365,7 +365,11 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, Placement placement)
         {"python", python == environments_.end() ? nlohmann::json(nullptr) : nlohmann::json(python->second.string())},
         {"versions", versions == offered_.end() ? nlohmann::json::object() : versions->second}};
   }
-  if (outcome.result) (*outcome.result)["telemetry"] = telemetry->summary();
+  if (outcome.result) {
+    (*outcome.result)["telemetry"] = telemetry->summary();
+    // The driver's version as NVML gives it (580.65.06); a runner can only read the CUDA driver API's (13.0).
+    if (telemetry->available()) (*outcome.result)["context"]["gpu_driver"] = nvml_->driver_version();
+  }
   // Off the books only once the outcome is in the spool.
   if (outcome.kind == ExecutionOutcome::Kind::completed &&
       job_fields::get<bool>(assign.at("job"), "discard_if_throttled") &&

@@ -171,7 +171,8 @@ nlohmann::json gpu_context() {
   cudaRuntimeGetVersion(&runtime);
   cudaDriverGetVersion(&driver);
   context["cuda_version"] = version_text(runtime);
-  context["gpu_driver"] = "cuda " + version_text(driver);
+  // The CUDA version the driver supports; the driver's own version is NVML's, which the agent adds as gpu_driver.
+  context["cuda_driver_version"] = version_text(driver);
   if (at::detail::getCUDAHooks().hasCuDNN()) {
     context["cudnn_version"] = std::to_string(at::detail::getCUDAHooks().versionCuDNN());
   }

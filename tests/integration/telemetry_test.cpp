@@ -56,6 +56,9 @@ TEST_F(Telemetry, ResultsCarryTheGpusTelemetryAndThePowerCapIsNotThrottling) {
       nlohmann::json::parse(store_rows("SELECT json_extract(document, '$.telemetry') FROM result_documents"));
   EXPECT_EQ(telemetry.at("status"), "ok") << telemetry.dump();
   EXPECT_EQ(telemetry.at("driver"), "580.65.06-fake");
+  // The driver's own version (NVML's), not the CUDA driver API version a runner can read.
+  EXPECT_EQ(store_rows("SELECT json_extract(document, '$.context.gpu_driver') FROM result_documents"),
+            "580.65.06-fake\n");
   EXPECT_GE(telemetry.at("samples").get<int>(), 1);
   const auto& gpu = telemetry.at("gpus").at(0);
   EXPECT_EQ(gpu.at("uuid"), "GPU-fake-0");
