@@ -1,5 +1,6 @@
 #include "agent/peak_flops.hpp"
 
+#include "agent/capabilities.hpp"
 #include "agent/shell_command.hpp"
 #include "shared/errors.hpp"
 #include "shared/json_io.hpp"
@@ -24,15 +25,27 @@ nlohmann::json fingerprint(const nlohmann::json& capabilities) {
           {"torchsweep_commit", std::string(version::commit())}};
 }
 
-nlohmann::json measure(const std::string& worker) {
-  // GPU indices as nvidia-smi numbers them, every GPU visible; bounded, so
-  // that a wedged device cannot keep the agent from starting.
-  const auto output = output_of("env -u CUDA_VISIBLE_DEVICES CUDA_DEVICE_ORDER=PCI_BUS_ID timeout -k 5 300 " +
-                                shell_quoted(worker) + " --probe-peak --out - --log-level warn");
+nlohmann::json measure(const std::string& worker, const nlohmann::json& gpus) {
+  // The agent's GPUs only (an allocation's, not the node's), by UUID as a
+  // job's are given; the probe numbers them 0.. in that order, and each
+  // figure is filed under the index the agent reported. Bounded, so that a
+  // wedged device cannot keep the agent from starting.
+  std::vector<int64_t> indices;
+  for (const auto& gpu : gpus) indices.push_back(gpu.at("index").get<int64_t>());
+  const auto output = output_of("env CUDA_VISIBLE_DEVICES=" + shell_quoted(visible_devices(gpus, indices)) +
+                                " CUDA_DEVICE_ORDER=PCI_BUS_ID timeout -k 5 300 " + shell_quoted(worker) +
+                                " --probe-peak --out - --log-level warn");
   try {
     auto measured = nlohmann::json::parse(output);
     static const schema::Validator validator("peak_flops.schema.json");
     validator.validate(measured);
+    for (auto& device : measured.at("devices")) {
+      const auto name = device.at("device").get<std::string>();
+      if (!name.starts_with("cuda:")) continue;
+      const auto ordinal = std::stoul(name.substr(5));
+      if (ordinal >= indices.size()) throw InvalidInput("devices", name + " is not one of the agent's GPUs");
+      device["index"] = indices[ordinal];
+    }
     return measured;
   } catch (const std::exception& error) {
     log::warn("peak probe of {} failed ({}); results will carry no utilisation", worker, error.what());
@@ -67,7 +80,7 @@ nlohmann::json peak_flops(PeakProbe mode, const std::string& worker, const std::
     }
   }
   log::info("peak probe: measuring this node's matmul FLOP/s with {}", worker);
-  auto peak = measure(worker);
+  auto peak = measure(worker, capabilities.at("gpus"));
   if (peak.is_null()) return peak;
   peak["measured_at"] = utc_timestamp();
   json_io::write_atomically(cache_file.string(), {{"fingerprint", expected}, {"peak", peak}});

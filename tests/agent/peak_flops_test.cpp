@@ -69,6 +69,37 @@ TEST_F(PeakFlops, OffOrAFailedProbeGivesNoPeakAndNoCache) {
   EXPECT_THROW(parse_peak_probe("sometimes", "--peak-probe"), InvalidInput);
 }
 
+// An agent given GPUs 2 and 5 of a node (Slurm's CUDA_VISIBLE_DEVICES)
+// measures those, not every GPU of the node, and files each figure under
+// the index its jobs name.
+TEST_F(PeakFlops, TheProbeSeesOnlyTheAgentsGpusAndTheirFiguresKeepTheirIndices) {
+  const auto path = directory_ / "worker.sh";
+  std::ofstream(path) << "#!/bin/sh\necho \"$CUDA_VISIBLE_DEVICES $CUDA_DEVICE_ORDER\" > '"
+                      << (directory_ / "visible").string() << "'\n"
+                      << R"(echo '{"devices": [{"device": "cpu", "name": "CPU", "fp32": 1e11, "bf16": null}, )"
+                      << R"({"device": "cuda:0", "index": 0, "name": "H200", "fp32": 5e13, "bf16": 7e14}, )"
+                      << R"({"device": "cuda:1", "index": 1, "name": "H200", "fp32": 5.1e13, "bf16": 7.1e14}]}')"
+                      << "\n";
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  auto capabilities = capabilities_;
+  capabilities["gpus"] = {{{"index", 2}, {"name", "H200"}, {"uuid", "GPU-c"}},
+                          {{"index", 5}, {"name", "H200"}, {"uuid", "GPU-f"}}};
+  const auto peak = peak_flops(PeakProbe::fresh, path.string(), cache(), capabilities);
+  ASSERT_TRUE(peak.is_object());
+  std::ifstream seen(directory_ / "visible");
+  std::string visible;
+  std::getline(seen, visible);
+  EXPECT_EQ(visible, "GPU-c,GPU-f PCI_BUS_ID");
+  EXPECT_EQ(peak.at("devices").at(1).at("index"), 2);
+  EXPECT_EQ(peak.at("devices").at(2).at("index"), 5);
+  EXPECT_EQ(peak.at("devices").at(2).at("bf16"), 7.1e14);
+  // No GPU given: the probe sees none.
+  peak_flops(PeakProbe::fresh, path.string(), cache(), capabilities_);
+  std::ifstream none(directory_ / "visible");
+  std::getline(none, visible);
+  EXPECT_EQ(visible, " PCI_BUS_ID");
+}
+
 #ifdef TS_WORKER_BINARY
 TEST_F(PeakFlops, TheWorkersProbeMeasuresTheCpuInBothPrecisions) {
   const auto peak = peak_flops(PeakProbe::fresh, TS_WORKER_BINARY, cache(), capabilities_);
