@@ -217,8 +217,9 @@ void Experiment::run_timed_epochs(TimingReport& timing, LossReport& loss, Memory
     for (auto& epoch : timing.step_seconds) epoch = parallel_->world.all_reduce_max(std::move(epoch));
   }
   timing.clock = clock_->name();
-  if (!early_losses_.empty()) loss.first_step = early_losses_[0];
-  if (early_losses_.size() > 1) loss.second_step = early_losses_[1];
+  const auto read = [](const torch::Tensor& early) { return early.defined() ? early.item<double>() : NAN; };
+  if (!early_losses_.empty()) loss.first_step = read(early_losses_[0]);
+  if (early_losses_.size() > 1) loss.second_step = read(early_losses_[1]);
   loss.reference_eval = reference_eval_;
 }
 
@@ -259,15 +260,19 @@ torch::Tensor Experiment::step(const Batch& batch) {
     torch::NoGradGuard no_grad;
     output = path_->forward(batch.inputs);
   }
-  if (early_losses_.size() < 2) early_losses_.push_back(loss_value(output, batch).value_or(NAN));
+  if (early_losses_.size() < 2) early_losses_.push_back(output.defined() ? loss_of(output, batch) : torch::Tensor());
   return output;
+}
+
+torch::Tensor Experiment::loss_of(const torch::Tensor& output, const Batch& batch) const {
+  if (job_.task == Task::train) return output;
+  torch::NoGradGuard no_grad;
+  return class_loss(output, batch.targets);
 }
 
 std::optional<double> Experiment::loss_value(const torch::Tensor& output, const Batch& batch) const {
   if (!output.defined()) return std::nullopt;
-  if (job_.task == Task::train) return output.item<double>();
-  torch::NoGradGuard no_grad;
-  return class_loss(output, batch.targets).item<double>();
+  return loss_of(output, batch).item<double>();
 }
 
 namespace {

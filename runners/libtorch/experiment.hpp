@@ -58,6 +58,9 @@ class Experiment {
 
  private:
   torch::Tensor step(const Batch& batch);
+  // The loss of a step's output (the loss itself when training), left on
+  // the device: reading it is a host sync, which must not fall in a timed step.
+  torch::Tensor loss_of(const torch::Tensor& output, const Batch& batch) const;
   std::optional<double> loss_value(const torch::Tensor& output, const Batch& batch) const;
   double evaluate(const Batch& batch);
 
@@ -78,8 +81,10 @@ class Experiment {
   std::optional<double> capture_seconds_;
   double initial_parameter_l1_ = 0;
   std::vector<std::vector<double>> own_step_seconds_;
-  std::optional<Batch> reference_;    // the job's reference batch, if it names one
-  std::vector<double> early_losses_;  // of the first two steps
+  std::optional<Batch> reference_;  // the job's reference batch, if it names one
+  // Of the first two steps, read after the timed epochs (with warm-up 0 or
+  // 1 those steps are timed ones). Undefined: the step had no output.
+  std::vector<torch::Tensor> early_losses_;
   std::optional<double> reference_eval_;
   std::optional<ReducerStatistics> timed_reduction_;
 };
