@@ -122,6 +122,14 @@ class TimedRegion(unittest.TestCase):
         self.runner.timed_epochs(self.experiment, clock, 1, 2)
         self.assertEqual(self.calls, ["clock"] + ["batch", "clock", "step", "clock"] * 2 + ["clock"])
 
+    def test_the_host_clock_ends_an_epoch_once_the_last_steps_work_is_done(self):
+        """A framework that dispatches asynchronously (JAX, the last step's
+        update still running when its loss is ready) is waited for before
+        the epoch's clock is read."""
+        clock = self.runner.HostClock(now=self.now, synchronize=lambda: self.calls.append("sync"))
+        self.runner.timed_epochs(self.experiment, clock, 1, 2)
+        self.assertEqual(self.calls, ["clock"] + ["batch", "clock", "step", "clock"] * 2 + ["sync", "clock"])
+
 
 class TorchCompileRunner(unittest.TestCase):
     @classmethod

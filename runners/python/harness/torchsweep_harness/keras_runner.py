@@ -207,7 +207,8 @@ class KerasFramework(Framework):
             self.COMPILERS.get(job["mode"], job["mode"]))
         # TensorFlow and JAX have no event timer: on a GPU each step waits for its
         # output (run_step), so the epoch holds each step's launch gap too.
-        clock = HostClock() if job["device"] == "cpu" else HostClock(name="steady_clock_step_sync")
+        clock = HostClock(name="steady_clock" if job["device"] == "cpu" else "steady_clock_step_sync",
+                          synchronize=experiment.synchronize)
         epoch_final, memory, data_report = measure(experiment, clock, probe, job, timing)
         result["execution"] = {
             "task": job["task"], "mode": experiment.mode,

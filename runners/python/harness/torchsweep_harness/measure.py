@@ -114,12 +114,14 @@ def record_measurements(result, timing, losses, epoch_final, memory, data_report
 
 class HostClock:
     """The worker's HostStepClock: the host's monotonic clock around each
-    step and each epoch; on a CPU there is nothing to synchronise. `name`
-    is the result's timing.clock: steady_clock_step_sync where each step
-    waits for the device itself (the Keras runners on a GPU)."""
+    step and each epoch. `name` is the result's timing.clock:
+    steady_clock_step_sync where each step waits for the device itself (the
+    Keras runners on a GPU). `synchronize` waits for work still running when
+    a step has returned (JAX dispatches asynchronously: a step's loss is
+    ready before its update is), before the epoch's clock is read."""
 
-    def __init__(self, now=time.perf_counter, name="steady_clock"):
-        self.now, self.name = now, name
+    def __init__(self, now=time.perf_counter, name="steady_clock", synchronize=lambda: None):
+        self.now, self.name, self.synchronize = now, name, synchronize
 
     def begin_epoch(self):
         self.steps, self.epoch_start = [], self.now()
@@ -131,6 +133,7 @@ class HostClock:
         self.steps.append(self.now() - self.step_start)
 
     def end_epoch(self):
+        self.synchronize()
         return self.now() - self.epoch_start, self.steps
 
 
