@@ -240,6 +240,20 @@ class TorchCompileRunner(unittest.TestCase):
                                        delta=1e-5, msg=case)
 
 
+class ResolvedJob(unittest.TestCase):
+    def test_knobs_the_model_does_not_read_are_dropped_and_named(self):
+        runner_module()
+        from torchsweep_harness.contract import resolve_job  # on the path the runner put it
+        job, ignored = resolve_job({"schema_version": 1, "model": "mlp", "batch_size": 2, "width": 8, "vocab": 5,
+                                    "seq_len": 9}, "torch-compile")
+        self.assertEqual(sorted(ignored), ["seq_len", "vocab"])
+        self.assertNotIn("vocab", job)
+        self.assertEqual(job["width"], 8)
+        job, ignored = resolve_job({"schema_version": 1, "model": "gpt", "batch_size": 2, "vocab": 5,
+                                    "input_size": 9}, "torch-compile")
+        self.assertEqual((ignored, job["vocab"], job["seq_len"]), (["input_size"], 5, 1024))
+
+
 class ModelFlops(unittest.TestCase):
     """The analytic FLOP counts every result carries (shared/models/flops.cpp)
     held against torch.utils.flop_counter on the runner's own models: the

@@ -28,7 +28,6 @@ RUNNER_CONTRACT = json.loads((SCHEMA_DIR / "runner_contract.json").read_text())
 _EXIT_CODES = RUNNER_CONTRACT["exit_codes"]
 EXIT_OK, EXIT_INTERNAL = _EXIT_CODES["ok"], _EXIT_CODES["internal_error"]
 EXIT_INVALID, EXIT_FAILED = _EXIT_CODES["invalid_input"], _EXIT_CODES["run_failed"]
-MODEL_KNOBS = ("input_size", "num_classes", "width", "depth", "heads", "seq_len", "vocab")
 # The result's execution.autocast_dtype of each job precision.
 AUTOCAST_DTYPES = {"fp32": None, "bf16": "bfloat16", "fp16": "float16"}
 
@@ -86,6 +85,12 @@ def model_libraries():
     return {name: entry for name, entry in schema("model_libraries.json").items() if not name.startswith("$")}
 
 
+def model_knobs():
+    """Every job field some model reads, as the models and libraries list them."""
+    entries = list(model_catalogue().values()) + list(model_libraries().values())
+    return sorted({knob for entry in entries for knob in entry["defaults"]})
+
+
 def model_spec(model, runner_name):
     """The catalogue entry of a built-in model, or of the library a LIBRARY:NAME
     model comes from (its inputs and knobs); InvalidJob for an unknown model or
@@ -129,7 +134,7 @@ def resolve_job(document, runner_name):
     job.update(document)
     spec = model_spec(job["model"], runner_name)
     model_defaults = spec["defaults"]
-    ignored = [knob for knob in MODEL_KNOBS if knob in document and knob not in model_defaults]
+    ignored = [knob for knob in model_knobs() if knob in document and knob not in model_defaults]
     for knob, value in model_defaults.items():
         if knob in document or value is not None:  # null: the model's own, unless the job gives one
             job[knob] = document.get(knob, value)
