@@ -324,9 +324,7 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, Placement placement)
   const auto attempt = assign.at("attempt").get<int64_t>();
   ExecutionRequest request;
   // The environment's build of a program of its own; a Python runner after the environment's interpreter.
-  const auto command = runner_command(placement, runners_, environments_);
-  request.runner = command.back();
-  if (command.size() == 2) request.interpreter = command.front();
+  start_with(request, runner_command(placement, runners_, environments_));
   request.job = assign.at("job");
   request.directory = options_.work_directory / file_name_of(job_id, attempt);
   request.timeout = milliseconds_from_seconds(assign.at("timeout_s").get<double>());
@@ -422,8 +420,10 @@ asio::awaitable<void> Agent::count_flops(nlohmann::json& result, const nlohmann:
                                  options_.name);
     co_return;
   }
-  auto count = co_await flop_counts_.count(job, runner_command(counting, runners_, environments_), counted_by,
-                                           directory / "flops");
+  auto counted_job = job;
+  counted_job["runner"] = counter;
+  auto count = co_await flop_counts_.count(std::move(counted_job), runner_command(counting, runners_, environments_),
+                                           counted_by, directory / "flops");
   if (count.counted) {
     result["execution"]["counted_flops"] = std::move(*count.counted);
   } else {

@@ -149,14 +149,10 @@ std::map<Placement, RunnerProbe> probe_runners(const std::map<std::string, Runne
   cache.save();
   std::map<Placement, RunnerProbe> probes;
   for (const auto& [placement, command] : command_of) {
-    if (const auto answers = kept.find(command); answers != kept.end()) {
-      probes[placement] = {true, parse_runner_versions(answers->second.version),
-                           parse_model_list(answers->second.models), parse_runner_axes(answers->second.version)};
-      continue;
-    }
-    // Not both answered: what --version said, if anything.
-    const auto& version = outputs[asked.at(command)];
-    const auto& list = outputs[asked.at(command) + 1];
+    // Kept or both answered now; else what this start's --version said, if anything.
+    const auto answers = kept.find(command);
+    const auto version = answers != kept.end() ? CommandOutput{answers->second.version, 0} : outputs[asked.at(command)];
+    const auto list = answers != kept.end() ? CommandOutput{answers->second.models, 0} : outputs[asked.at(command) + 1];
     probes[placement] = {
         version.status == 0, parse_runner_versions(version.out),
         list.status == 0 ? parse_model_list(list.out) : std::vector<std::string>{},

@@ -18,7 +18,7 @@ namespace ts::agent {
 
 struct Runner {
   std::filesystem::path program;
-  bool python = false;          // started by an environment's interpreter
+  bool python = false;            // started by an environment's interpreter
   std::string own_environment{};  // the one it is installed with; empty: none
   // A program of its own built for other environments too: environment ->
   // the build for it (the LibTorch worker against each venv's LibTorch).

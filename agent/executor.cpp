@@ -226,6 +226,11 @@ std::string tail_of(const std::filesystem::path& file, std::size_t bytes) {
   return text;
 }
 
+void start_with(ExecutionRequest& request, const std::vector<std::string>& command) {
+  request.runner = command.back();
+  request.interpreter = command.size() == 2 ? std::filesystem::path(command.front()) : std::filesystem::path();
+}
+
 asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
   ExecutionOutcome outcome;
   std::filesystem::create_directories(request.directory);

@@ -50,6 +50,10 @@ struct ExecutionRequest {
   std::string out_schema{"result.schema.json"};
 };
 
+// Sets the request's interpreter and runner from a runner command
+// (agent/environments.hpp's runner_command: [program] or [interpreter, program]).
+void start_with(ExecutionRequest& request, const std::vector<std::string>& command);
+
 struct ExecutionOutcome {
   enum class Kind {
     completed,      // exit 0, a valid result with status ok (or none, for a document without one)

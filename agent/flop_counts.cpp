@@ -61,9 +61,7 @@ asio::awaitable<FlopCount> FlopCounts::count(nlohmann::json job, std::vector<std
     co_return outcome;
   }
   ExecutionRequest request;
-  request.runner = command.back();
-  if (command.size() == 2) request.interpreter = command.front();
-  job["runner"] = counted_by.substr(0, counted_by.find(' '));
+  start_with(request, command);
   request.job = std::move(job);
   request.directory = std::move(directory);
   request.timeout = std::chrono::minutes(5);

@@ -28,9 +28,9 @@ struct FlopCount {
 
 class FlopCounts {
  public:
-  // The count of `job` (the job document the agent ran) by `command` (the
-  // counting runner's, runner_command), in `directory`; `counted_by` names
-  // the runner and environment in the result.
+  // The count of `job` (the job document the agent ran, its runner the
+  // counting one) by `command` (the counting runner's, runner_command), in
+  // `directory`; `counted_by` names the runner and environment in the result.
   asio::awaitable<FlopCount> count(nlohmann::json job, std::vector<std::string> command, std::string counted_by,
                                    std::filesystem::path directory);
 

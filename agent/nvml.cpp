@@ -10,9 +10,9 @@ namespace {
 using Return = int;  // nvmlReturn_t
 constexpr Return success = 0;
 constexpr Return insufficient_size = 7;
-constexpr int clock_sm = 1, clock_memory = 2;  // nvmlClockType_t
+constexpr int clock_sm = 1, clock_memory = 2;              // nvmlClockType_t
 constexpr unsigned long long value_not_available = ~0ULL;  // NVML_VALUE_NOT_AVAILABLE
-constexpr int temperature_gpu = 0;             // nvmlTemperatureSensors_t
+constexpr int temperature_gpu = 0;                         // nvmlTemperatureSensors_t
 
 // nvmlProcessInfo_t as the _v3 process queries fill it.
 struct ProcessInfo {
@@ -120,10 +120,10 @@ NvmlReading Nvml::read(NvmlDevice device) const {
     }
     if (code == success) {
       for (unsigned i = 0; i < count; ++i)
-        reading.processes.push_back({static_cast<pid_t>(infos[i].pid),
-                                     infos[i].used_gpu_memory == value_not_available
-                                         ? std::nullopt
-                                         : std::optional<uint64_t>(infos[i].used_gpu_memory)});
+        reading.processes.push_back(
+            {static_cast<pid_t>(infos[i].pid), infos[i].used_gpu_memory == value_not_available
+                                                   ? std::nullopt
+                                                   : std::optional<uint64_t>(infos[i].used_gpu_memory)});
     }
     break;
   }

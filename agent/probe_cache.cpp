@@ -71,8 +71,9 @@ std::optional<ProbeAnswers> ProbeCache::find(const std::string& command) const {
 void ProbeCache::remember(const std::string& command, const std::vector<fs::path>& files, const ProbeAnswers& answers) {
   const auto site = parse_site(answers.version);
   if (file_.empty() || site.empty()) return;
+  if (!shared_files_) shared_files_ = shared_files();
   nlohmann::json stamps = nlohmann::json::object();
-  for (const auto& group : {files, site, shared_files()}) {
+  for (const auto& group : {files, site, *shared_files_}) {
     for (const auto& path : group) stamps[path.string()] = stamp(path);
   }
   entries_[command] = {{"stamps", std::move(stamps)}, {"version", answers.version}, {"models", answers.models}};

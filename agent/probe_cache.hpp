@@ -43,6 +43,7 @@ class ProbeCache {
   std::filesystem::path file_;
   nlohmann::json entries_ = nlohmann::json::object();
   bool changed_ = false;
+  std::optional<std::vector<std::filesystem::path>> shared_files_;  // listed at the first remember()
 };
 
 // The `site` line of a Python runner's --version (`site ["DIR", ...]`):

@@ -139,8 +139,8 @@ void print_results(store::Store& store, const std::string& sweep_id, const std::
   auto plain = readers::query(store.database(), options);
   const auto tokens = readers::column_of(plain, "tokens_per_s");
   if (std::all_of(plain.rows.begin(), plain.rows.end(), [&](const auto& row) { return row[tokens].is_null(); })) {
-    options.metrics = {"epoch_time", "samples_per_s", "peak_memory", "mfu"};
-    plain = readers::query(store.database(), options);
+    plain.columns.erase(plain.columns.begin() + static_cast<std::ptrdiff_t>(tokens));
+    for (auto& row : plain.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(tokens));
   }
   options.metrics.clear();
   std::cout << "\nPer-configuration medians (sweep " << sweep_id << "):\n"
