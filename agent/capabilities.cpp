@@ -94,7 +94,7 @@ std::map<std::string, std::vector<std::string>> parse_runner_axes(const std::str
     std::istringstream words(line);
     std::string key;
     words >> key;
-    if (key != "modes" && key != "precisions") continue;  // the first two lines: program, versions
+    if (key != "modes" && key != "precisions" && key != "tasks") continue;  // the first two lines: program, versions
     for (std::string value; words >> value;) axes[key].push_back(value);
   }
   return axes;
@@ -194,18 +194,17 @@ nlohmann::json environment_capabilities(const std::map<Placement, RunnerProbe>& 
 nlohmann::json runner_capabilities(const std::map<std::string, RunnerProbe>& runners) {
   nlohmann::json names = nlohmann::json::array(), frameworks = nlohmann::json::object();
   nlohmann::json models = nlohmann::json::object();
-  nlohmann::json axes{{"modes", nlohmann::json::object()}, {"precisions", nlohmann::json::object()}};
+  nlohmann::json axes{{"modes", nlohmann::json::object()},
+                      {"precisions", nlohmann::json::object()},
+                      {"tasks", nlohmann::json::object()}};
   for (const auto& [name, probe] : runners) {
     names.push_back(name);
     frameworks[name] = probe.versions;
     if (!probe.models.empty()) models[name] = probe.models;
     for (const auto& [key, values] : probe.axes) axes[key][name] = values;
   }
-  return {{"runners", names},
-          {"frameworks", frameworks},
-          {"models", models},
-          {"modes", axes["modes"]},
-          {"precisions", axes["precisions"]}};
+  return {{"runners", names},       {"frameworks", frameworks},         {"models", models},
+          {"modes", axes["modes"]}, {"precisions", axes["precisions"]}, {"tasks", axes["tasks"]}};
 }
 
 nlohmann::json detect_capabilities(const std::map<std::string, RunnerProbe>& runners) {

@@ -18,13 +18,11 @@ set-up's /opt/torchsweep/venvs/torch-2.6 or torch-2.15).
 import argparse
 import importlib.machinery
 import importlib.util
-import statistics
 import sys
 import time
 
-import numpy
-import scipy.stats
 import torch
+from interleaved import interleave, ratio_columns
 
 CASES = {
     "timm:resnet18": {"batch_size": 16, "input_size": 64, "num_classes": 100},
@@ -116,20 +114,9 @@ def main():
     print(f"{'model':<16} {'mode':<9} {'plain median':>13} {'runner median':>14} {'ratio':>7}  95% CI")
     for model in args.models:
         for mode in args.modes:
-            plain, harness = [], []
-            for round_index in range(args.rounds):
-                sides = [lambda: plain.extend(plain_steps(model, mode, CASES[model], args)),
-                         lambda: harness.extend(runner_steps(runner, model, mode, CASES[model], args))]
-                for side in (sides if round_index % 2 == 0 else sides[::-1]):
-                    side()
-            interval = scipy.stats.bootstrap(
-                (numpy.array(harness), numpy.array(plain)), lambda a, b: numpy.median(a) / numpy.median(b),
-                vectorized=False, method="percentile", n_resamples=2000, random_state=1).confidence_interval
-            ratio = statistics.median(harness) / statistics.median(plain)
-            print(f"{model:<16} {mode:<9} {statistics.median(plain) * 1e3:>10.2f} ms "
-                  f"{statistics.median(harness) * 1e3:>11.2f} ms {ratio:>7.3f}  "
-                  f"[{interval.low:.3f}, {interval.high:.3f}]", flush=True)
-
+            plain, harness = interleave(args.rounds, lambda: plain_steps(model, mode, CASES[model], args),
+                                        lambda: runner_steps(runner, model, mode, CASES[model], args))
+            print(f"{model:<16} {mode:<9} {ratio_columns(plain, harness)}", flush=True)
 
 if __name__ == "__main__":
     main()

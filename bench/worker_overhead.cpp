@@ -9,9 +9,9 @@
 #include <cstdio>
 #include <string>
 
+#include "bench/interleaved.hpp"
 #include "runners/libtorch/experiment.hpp"
 #include "runners/libtorch/models/registry.hpp"
-#include "shared/statistics.hpp"
 
 namespace {
 
@@ -64,29 +64,11 @@ int main(int argc, char** argv) {
   const auto job = parse_job(document);
   at::set_num_threads(static_cast<int>(job.threads));
 
-  std::vector<double> hand, worker;
-  for (int round = 0; round < rounds; ++round) {
-    // Interleaved and alternating who goes first: drift and order hit both alike.
-    auto append = [](std::vector<double>& to, const std::vector<double>& from) {
-      to.insert(to.end(), from.begin(), from.end());
-    };
-    if (round % 2 == 0) {
-      append(hand, hand_written_steps(job));
-      append(worker, worker_steps(job));
-    } else {
-      append(worker, worker_steps(job));
-      append(hand, hand_written_steps(job));
-    }
-  }
-  const double hand_median = ts::stats::median(hand), worker_median = ts::stats::median(worker);
+  const auto steps = ts::bench::interleave(
+      rounds, [&] { return hand_written_steps(job); }, [&] { return worker_steps(job); });
   std::printf("model %s, batch %lld, input %lld, threads %lld, %d rounds x %zu steps each\n", model.c_str(),
               static_cast<long long>(batch), static_cast<long long>(input_size), static_cast<long long>(job.threads),
-              rounds, hand.size() / static_cast<std::size_t>(rounds));
-  std::printf("%-24s %12s %12s\n", "", "median step", "IQR");
-  std::printf("%-24s %10.3f ms %10.3f ms\n", "hand-written loop", hand_median * 1e3, ts::stats::iqr(hand) * 1e3);
-  std::printf("%-24s %10.3f ms %10.3f ms\n", "torchsweep worker", worker_median * 1e3, ts::stats::iqr(worker) * 1e3);
-  const auto ratio = ts::stats::ratio_of_medians(worker, hand, {.seed = 1});
-  std::printf("worker / hand-written: %.4f (%+.2f%%), 95%% bootstrap CI [%.4f, %.4f]\n", ratio.estimate,
-              (ratio.estimate - 1.0) * 100.0, ratio.low, ratio.high);
+              rounds, steps.plain.size() / static_cast<std::size_t>(rounds));
+  ts::bench::print_ratio(steps);
   return 0;
 }

@@ -134,13 +134,18 @@ std::string report_beside(const std::string& db) {
 void print_results(store::Store& store, const std::string& sweep_id, const std::string& db, const std::string& report) {
   readers::QueryOptions options;
   options.filter.sweeps = {sweep_id};
-  // A language model's throughput in tokens too (docs/language-models.md), where the sweep has one.
-  options.metrics = {"epoch_time", "samples_per_s", "tokens_per_s", "peak_memory", "mfu"};
+  // A language model's throughput in tokens too, and a generation's prefill and per-token decode
+  // latency (docs/language-models.md), where the sweep has them.
+  options.metrics = {"epoch_time",     "samples_per_s", "tokens_per_s", "prefill_time",
+                     "decode_latency", "decode_p99",    "peak_memory",  "mfu"};
   auto plain = readers::query(store.database(), options);
-  const auto tokens = readers::column_of(plain, "tokens_per_s");
-  if (std::all_of(plain.rows.begin(), plain.rows.end(), [&](const auto& row) { return row[tokens].is_null(); })) {
-    plain.columns.erase(plain.columns.begin() + static_cast<std::ptrdiff_t>(tokens));
-    for (auto& row : plain.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(tokens));
+  for (const char* optional : {"tokens_per_s", "prefill_ms", "decode_p50_ms", "decode_p99_ms"}) {
+    const auto column = readers::column_of(plain, optional);
+    if (std::any_of(plain.rows.begin(), plain.rows.end(), [&](const auto& row) { return !row[column].is_null(); })) {
+      continue;
+    }
+    plain.columns.erase(plain.columns.begin() + static_cast<std::ptrdiff_t>(column));
+    for (auto& row : plain.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(column));
   }
   options.metrics.clear();
   std::cout << "\nPer-configuration medians (sweep " << sweep_id << "):\n"

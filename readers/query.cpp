@@ -173,6 +173,21 @@ Table compared_table(Database& database, const Condition& condition, const Query
 // Each group's runs and medians; against a baseline sweep, each median's
 // change and the regression rule's verdict on the first metric; over a
 // gpus axis with several rank counts, the scaling efficiency.
+// The configuration axes less the sparse ones no result `condition` lets
+// through has a value of (the sequence axes of a store without language models).
+std::vector<std::string> configuration_axes_present(Database& database, const Condition& condition) {
+  auto axes = configuration_axes();
+  std::erase_if(axes, [&](const std::string& name) {
+    const Axis axis = axis_named(name, "--group-by");
+    if (!axis.sparse) return false;
+    auto select = database.prepare("SELECT 1 FROM results r WHERE " + condition.sql + " AND " + axis.sql +
+                                   " IS NOT NULL LIMIT 1");
+    bind_condition(select, condition);
+    return !select.step();
+  });
+  return axes;
+}
+
 Table summary_table(Database& database, const Condition& condition, const QueryOptions& options,
                     const std::vector<std::string>& group_names, MetricList metrics) {
   // Scaling efficiency: each group against the same configuration on one rank.
@@ -313,9 +328,7 @@ Table query(Database& database, const QueryOptions& options) {
   }
   const auto condition = condition_of(database, options.filter);
   auto group_names = options.group_by;
-  if (group_names.empty()) {
-    group_names = configuration_axes();
-  }
+  if (group_names.empty()) group_names = configuration_axes_present(database, condition);
   std::vector<std::string> metric_names = options.metrics;
   if (metric_names.empty()) metric_names = {"epoch_time", "samples_per_s", "peak_memory"};
   // Real against synthetic data: how long each waited for its batches.

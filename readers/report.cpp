@@ -100,10 +100,33 @@ std::string label_of(const nlohmann::json& row, const std::vector<std::string>& 
     if (!row.contains(axis) || row.at(axis).is_null()) continue;
     auto value = json_text(row.at(axis));
     if (axis == "batch_size") value = "bs" + value;
+    if (axis == "seq_len") value = "seq" + value;
+    if (axis == "prompt_len") value = "prompt" + value;
+    if (axis == "new_tokens") value = "+" + value + " tokens";
     if (axis == "gpus") value += value == "1" ? " rank" : " ranks";
     text += (text.empty() ? "" : " ") + value;
   }
   return text;
+}
+
+// Task generate's configurations (docs/language-models.md): per-token
+// decode latency (p50, p99), prefill, decode tokens/s and the eager gate,
+// labelled without the mode, so eager and compiled sit side by side.
+nlohmann::json generation_figures(Database& database, QueryOptions options) {
+  options.metrics = {"decode_latency", "decode_p99", "prefill_time", "tokens_per_s"};
+  auto axes = configuration_axes();
+  std::erase(axes, std::string("mode"));
+  auto figures = nlohmann::json::array();
+  for (const auto& row : row_objects(query(database, options))) {
+    if (row.at("task") != "generate" || row.at("decode_p50_ms").is_null()) continue;
+    figures.push_back({{"configuration", label_of(row, axes)},
+                       {"mode", row.at("mode")},
+                       {"p50_ms", row.at("decode_p50_ms")},
+                       {"p99_ms", row.at("decode_p99_ms")},
+                       {"prefill_ms", row.at("prefill_ms")},
+                       {"tokens_per_s", row.at("tokens_per_s")}});
+  }
+  return figures;
 }
 
 // `torchsweep run` of the sweep document narrowed to this configuration.
@@ -362,7 +385,8 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
   // Throughput against batch size; scaling against rank count where present.
   auto throughput = nlohmann::json::array(), scaling = nlohmann::json::array();
   for (const auto& row : configurations) {
-    if (row.at("samples_per_s").is_null()) continue;
+    // A generation's throughput is its decode rate, in the decode chart.
+    if (row.at("samples_per_s").is_null() || row.at("task") == "generate") continue;
     // A series: what varies within one model's chart but the batch size
     // (task and device are the same for nearly every lab's chart).
     const std::vector<std::string> series_axes{"precision", "mode", "gpus", "runner"};
@@ -383,6 +407,7 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
   }
   data["throughput"] = throughput;
   data["scaling"] = scaling;
+  data["generation"] = generation_figures(database, plain_options);
 
   std::string baseline_id;
   if (!options.baseline.empty()) {

@@ -36,8 +36,9 @@ const Entry& named(const std::vector<Entry>& table, const std::string& name, con
 }  // namespace
 
 const std::vector<std::string>& configuration_axes() {
-  static const std::vector<std::string> axes{"model", "task",        "batch_size", "precision", "mode",
-                                             "gpus",  "device_name", "runner",     "env",       "data"};
+  static const std::vector<std::string> axes{"model",      "task",      "batch_size", "seq_len", "prompt_len",
+                                             "new_tokens", "precision", "mode",       "gpus",    "device_name",
+                                             "runner",     "env",       "data"};
   return axes;
 }
 
@@ -47,6 +48,10 @@ const std::vector<Axis>& axis_table() {
       {"model", "r.model"},
       {"task", "r.task"},
       {"batch_size", "r.batch_size"},
+      // A language model's tokens a sample, and task generate's prompt and new tokens (docs/language-models.md).
+      {"seq_len", "r.seq_len", true},
+      {"prompt_len", "r.prompt_len", true},
+      {"new_tokens", "r.new_tokens", true},
       {"precision", "r.precision"},
       {"mode", "COALESCE(r.mode_ran, r.mode)"},  // what ran: a compiled job that fell back counts as eager
       {"requested_mode", "r.mode"},
@@ -73,6 +78,12 @@ const std::vector<Metric>& metric_table() {
       {"step_time", "step_time_s", "r.median_step_s"},
       {"samples_per_s", "samples_per_s", "r.samples_per_s", 1, true},
       {"tokens_per_s", "tokens_per_s", "r.tokens_per_s", 1, true},  // language models (docs/language-models.md)
+      // Task generate's (docs/language-models.md).
+      {"prefill_time", "prefill_ms", "r.prefill_s", 1e3},
+      {"decode_latency", "decode_p50_ms", "r.decode_p50_s", 1e3},
+      {"decode_p90", "decode_p90_ms", "r.decode_p90_s", 1e3},
+      {"decode_p99", "decode_p99_ms", "r.decode_p99_s", 1e3},
+      {"kv_cache", "kv_cache_mib", "r.kv_cache_bytes", 1.0 / (1024 * 1024)},
       {"peak_memory", "peak_memory_mib", "r.peak_memory_bytes", 1.0 / (1024 * 1024), false, "r.peak_memory_field"},
       {"warmup_memory", "warmup_memory_mib", "r.warmup_peak_memory_bytes", 1.0 / (1024 * 1024), false,
        warmup_memory_field},

@@ -15,6 +15,9 @@ using store::Statement;
 
 struct Axis {
   std::string name, sql;
+  // NULL for every result but a language model's: among the default axes
+  // only where a result has a value (the sequence axes).
+  bool sparse = false;
 };
 
 struct Metric {

@@ -2,6 +2,7 @@
 
 #include "shared/errors.hpp"
 #include "shared/job_fields.hpp"
+#include "shared/models/catalogue.hpp"
 #include "shared/schema.hpp"
 #include "shared/timestamp.hpp"
 #include "store/migrations.hpp"
@@ -96,10 +97,14 @@ Store::Store(const std::string& path)
           "fused_kernels, fallback_reason, error, received_at, peak_memory_field, warmup_peak_memory_bytes, "
           "peak_reserved_bytes, warmup_insufficient, flops_per_step, achieved_flops_per_s, peak_flops_per_s, mfu, "
           "data, "
-          "input_stall_fraction, loader_images_per_s, input_bound, throttled, gpu_process_memory_bytes, env, tokens_per_s) "
+          "input_stall_fraction, loader_images_per_s, input_bound, throttled, gpu_process_memory_bytes, env, "
+          "tokens_per_s, "
+          "seq_len, prompt_len, new_tokens, prefill_s, decode_p50_s, decode_p90_s, decode_p99_s, kv_cache_bytes, "
+          "tokens_match) "
           "VALUES (?1, ?2, COALESCE((SELECT sweep_id FROM jobs WHERE job_id = ?1), ?3), ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
           "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, "
-          "?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45)")),
+          "?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52, "
+          "?53, ?54)")),
       insert_document_(database_.prepare("INSERT INTO result_documents (job_id, attempt, document) VALUES (?, ?, ?)")),
       insert_epoch_(database_.prepare(
           "INSERT INTO result_epochs (job_id, attempt, epoch, seconds, step_seconds) VALUES (?, ?, ?, ?, ?)")),
@@ -203,7 +208,16 @@ bool Store::insert_result(const nlohmann::json& result, const std::string& agent
           optional_at<double>(result, Pointer("/data/loader_images_per_second")), as_flag(input_bound),
           as_flag(throttled), gpu_process_memory(result),
           optional_at<std::string>(result, Pointer("/context/env/name")),
-          optional_at<double>(result, Pointer("/timing/tokens_per_second")))
+          optional_at<double>(result, Pointer("/timing/tokens_per_second")),
+          models::reads_tokens(job.at("model").get<std::string>()) ? optional_at<int64_t>(job, Pointer("/seq_len"))
+                                                                   : std::nullopt,
+          optional_at<int64_t>(job, Pointer("/prompt_len")), optional_at<int64_t>(job, Pointer("/new_tokens")),
+          optional_at<double>(result, Pointer("/generation/prefill_seconds_median")),
+          optional_at<double>(result, Pointer("/generation/decode_latency/p50")),
+          optional_at<double>(result, Pointer("/generation/decode_latency/p90")),
+          optional_at<double>(result, Pointer("/generation/decode_latency/p99")),
+          optional_at<int64_t>(result, Pointer("/generation/kv_cache_bytes")),
+          as_flag(optional_at<bool>(result, Pointer("/generation/matches_eager"))))
       .run();
   if (insert_result_.changes() == 0) return false;  // (job_id, attempt) already stored
   insert_document_.bind_all(job_id, attempt, result.dump()).run();

@@ -1,6 +1,7 @@
 #include "agent/judge/judge.hpp"
 
 #include "agent/judge/efficiency.hpp"
+#include "agent/judge/generation_summary.hpp"
 #include "agent/judge/input_stalls.hpp"
 #include "agent/judge/timing_summary.hpp"
 #include "shared/job_fields.hpp"
@@ -11,12 +12,15 @@ void judge(nlohmann::json& result, const JudgeInputs& inputs) {
   if (result.value("status", std::string()) != "ok") return;
   if (!result.contains("warnings")) result["warnings"] = nlohmann::json::array();
   summarize_timing(result);
+  summarize_generation(result);
   judge_input_stalls(result);
   if (job_fields::get<int64_t>(result.at("job"), "warmup") == 0) {
     result["warnings"].push_back(
         "warmup is 0: only the first iteration (compilation) ran before the timed epochs; allocator growth and "
         "tuning may still fall in them");
   }
+  // Decoding is bound by memory bandwidth, not by FLOPs: a generation has no MFU.
+  if (job_fields::get<std::string>(result.at("job"), "task") == "generate") return;
   if (auto efficiency = efficiency_of(result, inputs.peak_flops, inputs.gpus)) {
     result["efficiency"] = std::move(*efficiency);
   }

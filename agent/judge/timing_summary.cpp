@@ -26,9 +26,11 @@ void summarize_timing(nlohmann::json& result) {
   const auto iterations = timing.at("iterations_per_epoch").get<int64_t>();
   timing["median_epoch_seconds"] = median_epoch;
   timing["median_step_seconds"] = s.median;
-  timing["samples_per_second"] =
-      median_epoch > 0 ? static_cast<double>(samples_per_step * iterations) / median_epoch : 0.0;
-  if (const auto model = job_fields::get<std::string>(job, "model"); models::reads_tokens(model)) {
+  // A generation is an epoch of decode steps: its samples are the sequences it generates.
+  const bool generate = job_fields::get<std::string>(job, "task") == "generate";
+  const auto samples_per_epoch = samples_per_step * (generate ? 1 : iterations);
+  timing["samples_per_second"] = median_epoch > 0 ? static_cast<double>(samples_per_epoch) / median_epoch : 0.0;
+  if (const auto model = job_fields::get<std::string>(job, "model"); !generate && models::reads_tokens(model)) {
     timing["tokens_per_second"] =
         timing["samples_per_second"].get<double>() * static_cast<double>(models::knobs_of(job).at("seq_len"));
   }

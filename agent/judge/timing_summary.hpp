@@ -16,7 +16,8 @@ inline constexpr double noisy_iqr_over_median = 0.10;
 inline constexpr double warmup_insufficient_ratio = 1.5;
 
 // Fills timing.median_epoch_seconds, median_step_seconds,
-// samples_per_second (batch size times ranks per step), step_cv,
+// samples_per_second (batch size times ranks per step; per generation for
+// task generate, whose tokens generation_summary.hpp counts), step_cv,
 // step_iqr_over_median, noisy, warmup_insufficient (null with fewer than
 // two epochs) and, for inference, latency {p50, p90, p99}; adds a warning
 // when noisy. Only a successful result with a timing section is touched.

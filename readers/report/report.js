@@ -116,7 +116,7 @@
         row: String(i).padStart(4, "0") + " " + row.label,
         label: row.label, group: row.group, estimate: row.estimate,
         low: row.low === null ? row.estimate : row.low, high: row.high === null ? row.estimate : row.high,
-        text: interval(row.estimate, row.low, row.high, row.suffix || "")
+        text: row.text || interval(row.estimate, row.low, row.high, row.suffix || "")
       };
     });
     const labelWidth = Math.min(260, Math.round(width * 0.35));
@@ -341,6 +341,16 @@
   const models = Array.from(new Set((data.throughput || []).map(function (t) { return t.model; })));
   if (!models.length) note(throughput, "No throughput figures.");
   for (const model of models) throughputChart(throughput, model, data.throughput.filter(function (t) { return t.model === model; }));
+
+  if (data.generation && data.generation.length) {
+    // Per-token decode latency, eager against compiled (docs/language-models.md).
+    const decode = section("Decode latency per token", "decode");
+    intervalChart(decode, "decode", "Per-token decode latency: the median (p50) with a whisker to p99, eager and compiled side by side.",
+      data.generation.map(function (g) {
+        return { label: g.configuration + " · " + g.mode, group: g.mode, estimate: g.p50_ms, low: g.p50_ms, high: g.p99_ms,
+                 text: "p50 " + number(g.p50_ms, 3) + " ms, p99 " + number(g.p99_ms, 3) + " ms, " + number(g.tokens_per_s, 3) + " tokens/s" };
+      }), 0, "ms per token");
+  }
 
   const memory = section("Peak memory, eager against compiled", "memory");
   if (data.memory && data.memory.length) memoryChart(memory, data.memory);

@@ -16,6 +16,7 @@
 #include "runners/libtorch/environment.hpp"
 #include "runners/libtorch/forward_path.hpp"
 #include "runners/libtorch/fusion_observer.hpp"
+#include "runners/libtorch/generation.hpp"
 #include "runners/libtorch/memory_probe.hpp"
 #include "runners/libtorch/models/registry.hpp"
 #include "runners/libtorch/start_state.hpp"
@@ -359,6 +360,44 @@ DistributedReport report_data_parallel(Experiment& experiment, const DataParalle
   return report;
 }
 
+// Task generate: one process, eager (the worker's compiled mode traces a
+// fixed-shape forward, and a decode step's cache grows a position a step).
+void run_generation_job(const Job& job, const torch::Device& device, const PrecisionPlan& plan, const World* world,
+                        Result& result) {
+  if (world) throw Unsupported("generate runs in one process on one device; data_parallel: always trains only");
+  if (job.mode == Mode::compiled) {
+    throw Unsupported(
+        "compiled generation is the torch-compile runner's (torch.compile of the decode step): this worker's "
+        "compiled mode traces one fixed-shape forward with TorchScript, and a decode step attends over a cache that "
+        "grows a position every step");
+  }
+  MemoryProbe memory_probe(device);  // before the model: the process's baseline
+  auto run = run_generation(job, device, plan, memory_probe);
+  ExecutionReport execution;
+  execution.task = job.task;
+  execution.mode = Mode::eager;
+  execution.precision = job.precision;
+  execution.autocast_dtype = autocast_dtype_name(plan);
+  execution.device = device.str();
+  execution.model_parameters = run.parameters;
+  execution.initial_parameter_l1 = run.initial_parameter_l1;
+  execution.initial_weights = job.initial_weights;
+  result.execution = execution;
+  result.loss = LossReport{std::nullopt, std::nullopt, std::nullopt,
+                           std::vector<std::optional<double>>(static_cast<std::size_t>(job.epochs))};
+  result.timing = std::move(run.timing);
+  result.memory = run.memory;
+  result.generation = std::move(run.generation);
+  result.status = Status::ok;
+}
+
+Result finish(Result& result) {
+  if (result.error) log::error("job failed: {}", *result.error);
+  result.context = capture_context();
+  result.finished_at = utc_timestamp();
+  return std::move(result);
+}
+
 }  // namespace
 
 Result run_experiment(const Job& job, const World* world, const CaptureFunction& capture) {
@@ -386,6 +425,10 @@ Result run_experiment(const Job& job, const World* world, const CaptureFunction&
     }
     const auto device = resolve_device(rank_device(job.device, world));
     const auto plan = plan_precision(job.precision, device);
+    if (job.task == Task::generate) {
+      run_generation_job(job, device, plan, world, result);
+      return finish(result);
+    }
     // Everything above fails alike on every rank; from here on a rank that
     // fails may leave the others inside a collective.
     std::unique_ptr<Collective> collective;
@@ -457,10 +500,7 @@ Result run_experiment(const Job& job, const World* world, const CaptureFunction&
     result.status = Status::failed;
     result.error = message_of(error);
   }
-  if (result.error) log::error("job failed: {}", *result.error);
-  result.context = capture_context();
-  result.finished_at = utc_timestamp();
-  return result;
+  return finish(result);
 }
 
 }  // namespace ts::worker

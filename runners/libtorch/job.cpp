@@ -79,6 +79,7 @@ Job parse_job(const nlohmann::json& given) {
   read_optional(document, "labels", job.labels);
 
   models::check_data(document);
+  models::check_sequence(document);
   for (const char* field : {"data", "loader_workers", "prefetch", "on_corrupt", "input_bound_above"}) {
     job.data_document[field] = document.at(field);
   }
@@ -102,7 +103,11 @@ Job parse_job(const nlohmann::json& given) {
       job.ignored_knobs.push_back(knob.name);
     }
   }
-  if (document.contains("iters")) {
+  if (job.task == Task::generate) {
+    job.prompt_len = document.at("prompt_len").get<int64_t>();
+    job.new_tokens = document.at("new_tokens").get<int64_t>();
+    job.iters = job.new_tokens - 1;  // the decode steps of a generation
+  } else if (document.contains("iters")) {
     job.iters = document.at("iters").get<int64_t>();
   } else {
     job.iters = std::max<int64_t>(1, document.at("dataset_size").get<int64_t>() / job.batch_size);
@@ -144,6 +149,10 @@ nlohmann::json to_json(const Job& job) {
   if (job.job_id) out["job_id"] = *job.job_id;
   if (job.sweep) out["sweep"] = *job.sweep;
   if (job.dataset_size) out["dataset_size"] = *job.dataset_size;
+  if (job.task == Task::generate) {
+    out["prompt_len"] = job.prompt_len;
+    out["new_tokens"] = job.new_tokens;
+  }
   if (job.timeout_s) out["timeout_s"] = *job.timeout_s;
   if (!job.labels.empty()) out["labels"] = job.labels;
   if (!job.model_root.empty()) out["model_root"] = job.model_root;

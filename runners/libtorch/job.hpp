@@ -11,13 +11,13 @@
 
 namespace ts::worker {
 
-enum class Task { train, infer };
+enum class Task { train, infer, generate };
 // graph is the TensorFlow runner's tf.function mode: valid in a job, unsupported here.
 enum class Mode { eager, compiled, graph };
 enum class Precision { fp32, bf16, fp16 };
 enum class Fallback { none, eager };
 
-NLOHMANN_JSON_SERIALIZE_ENUM(Task, {{Task::train, "train"}, {Task::infer, "infer"}})
+NLOHMANN_JSON_SERIALIZE_ENUM(Task, {{Task::train, "train"}, {Task::infer, "infer"}, {Task::generate, "generate"}})
 NLOHMANN_JSON_SERIALIZE_ENUM(Mode, {{Mode::eager, "eager"}, {Mode::compiled, "compiled"}, {Mode::graph, "graph"}})
 NLOHMANN_JSON_SERIALIZE_ENUM(Precision,
                              {{Precision::fp32, "fp32"}, {Precision::bf16, "bf16"}, {Precision::fp16, "fp16"}})
@@ -47,7 +47,8 @@ struct Job {
   int64_t batch_size = 0;
   int64_t epochs = 0;
   int64_t warmup = 0;
-  int64_t iters = 0;  // resolved: given, or dataset_size / batch_size
+  int64_t iters = 0;                       // resolved: given, or dataset_size / batch_size; generate: new_tokens - 1
+  int64_t prompt_len = 0, new_tokens = 0;  // task generate's
   std::optional<int64_t> dataset_size;
   int64_t data_batches = 0;
   std::optional<DataSpec> data;          // none: synthetic data

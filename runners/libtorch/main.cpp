@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
         std::cout << "torch " << ts::worker::compat::torch_version() << " cuda "
                   << (cuda.is_string() ? cuda.get<std::string>() : std::string("none")) << "\n";
         // What it runs (fp16 on CUDA only; graph is the tensorflow runner's).
-        std::cout << "modes eager compiled\nprecisions fp32 bf16 fp16\n";
+        std::cout << "modes eager compiled\nprecisions fp32 bf16 fp16\ntasks train infer generate\n";
         return ts::exit_code::ok;
       }
       case ts::worker::WorkerCommand::Action::probe_peak:

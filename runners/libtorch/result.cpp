@@ -151,6 +151,13 @@ nlohmann::json to_json(const Result& r) {
   if (r.timing) out["timing"] = to_json(*r.timing);
   if (r.memory) out["memory"] = to_json(*r.memory);
   if (r.data) out["data"] = to_json(*r.data);
+  if (r.generation) {
+    const auto& g = *r.generation;
+    out["generation"] = {
+        {"prompt_len", g.prompt_len}, {"new_tokens", g.new_tokens},         {"prefill_seconds", g.prefill_seconds},
+        {"cache", "static"},          {"kv_cache_bytes", g.kv_cache_bytes}, {"tokens", g.tokens},
+        {"matches_eager", nullptr},   {"first_mismatch", nullptr}};
+  }
   if (r.loss) {
     nlohmann::json finals = nlohmann::json::array();
     for (const auto& value : r.loss->epoch_final) finals.push_back(finite_or_null(value));

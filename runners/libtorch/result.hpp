@@ -117,6 +117,15 @@ struct DataReport {
   int64_t loader_pass_images = 0;
 };
 
+// schemas/result.schema.json's generation: task generate's raw figures
+// (the worker generates eagerly: matches_eager is null, its cache static).
+struct GenerationReport {
+  int64_t prompt_len = 0, new_tokens = 0;
+  std::vector<double> prefill_seconds;  // per timed generation
+  int64_t kv_cache_bytes = 0;
+  std::vector<int64_t> tokens;  // the first sequence's new tokens, last timed generation
+};
+
 struct Result {
   Status status = Status::failed;
   std::optional<std::string> error;
@@ -126,6 +135,7 @@ struct Result {
   std::optional<LossReport> loss;
   std::optional<MemoryReport> memory;
   std::optional<DataReport> data;
+  std::optional<GenerationReport> generation;
   nlohmann::json context = nlohmann::json::object();
   std::vector<std::string> warnings;
   std::string started_at, finished_at;

@@ -19,11 +19,11 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), os.pardir, "share", "torchsweep",
                                 "python"))
-from torchsweep_harness.contract import (AUTOCAST_DTYPES, Framework, Unsupported, logger, run_main,  # noqa: E402
-                                         schema)
+from torchsweep_harness.contract import (AUTOCAST_DTYPES, Framework, InvalidJob, Unsupported,  # noqa: E402
+                                         check_positions, logger, run_main, schema)
 from torchsweep_harness import data, start_state, user_models  # noqa: E402
-from torchsweep_harness.measure import (ExperimentBase, HostClock, RssProbe, measure, prepare,  # noqa: E402,F401
-                                        record_measurements,
+from torchsweep_harness.measure import (ExperimentBase, HostClock, RssProbe, measure,  # noqa: E402,F401
+                                        measure_generation, prepare, record_measurements,
                                         timed_epochs)  # timed_epochs: for the tests of its clocks
 
 RUNNER_NAME = "torch-compile"
@@ -57,12 +57,31 @@ def build_model(torch, job):
             self.fc1, self.fc2 = nn.Linear(width, 4 * width), nn.Linear(4 * width, width)
 
         def forward(self, x):
+            q, k, v = self.queries_keys_values(x)
+            seq = x.shape[1]
+            later = torch.ones(seq, seq, dtype=torch.bool, device=x.device).triu(1) if self.causal else None
+            return self.attend(x, q, k, v, later)
+
+        def forward_cached(self, x, positions, cache):
+            """x at `positions` ([T] ids): its keys and values written into
+            `cache` (keys, values: [batch, heads, length, head_dim]) there,
+            then attention over every cache position, the later ones masked:
+            one shape for every decode step, as torch.compile wants it."""
+            q, k, v = self.queries_keys_values(x)
+            keys, values = cache
+            keys.index_copy_(2, positions, k.to(keys.dtype))
+            values.index_copy_(2, positions, v.to(values.dtype))
+            later = torch.arange(keys.shape[2], device=x.device) > positions[:, None]
+            return self.attend(x, q, keys, values, later)
+
+        def queries_keys_values(self, x):
             batch, seq, width = x.shape
-            head_dim = width // self.heads
-            q, k, v = self.qkv(self.ln1(x)).view(batch, seq, 3, self.heads, head_dim).permute(2, 0, 3, 1, 4)
-            scores = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(head_dim))
-            if self.causal:
-                later = torch.ones(seq, seq, dtype=torch.bool, device=scores.device).triu(1)
+            return self.qkv(self.ln1(x)).view(batch, seq, 3, self.heads, width // self.heads).permute(2, 0, 3, 1, 4)
+
+        def attend(self, x, q, k, v, later):
+            batch, seq, width = x.shape
+            scores = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(width // self.heads))
+            if later is not None:
                 scores = scores.masked_fill(later, float("-inf"))
             attended = torch.matmul(torch.softmax(scores, -1), v).transpose(1, 2).reshape(batch, seq, width)
             h = x + self.proj(attended)
@@ -98,6 +117,16 @@ def build_model(torch, job):
             for block in self.blocks:
                 h = block(h)
             return self.head(self.ln_final(h))
+
+        def forward_cached(self, ids, positions, caches):
+            """Logits at the last of `ids`' `positions`, through the blocks' key/value caches."""
+            h = self.tokens(ids) + self.positions[positions]
+            for block, cache in zip(self.blocks, caches):
+                h = block.forward_cached(h, positions, cache)
+            return self.head(self.ln_final(h[:, -1]))
+
+        def generation(self, job, device, dtype, compiled):
+            return GptGeneration(torch, self, job, device, dtype, compiled)
 
         def make_batch(self, job, device):
             # Token ids one longer than a sample: inputs all but the last, targets the next token at each position.
@@ -240,9 +269,13 @@ def build_language_model(torch, transformers, job, name, where):
     if "heads" in job and getattr(default, "num_key_value_heads", None):
         # Grouped-query attention: as many key/value heads as still divide the job's heads.
         sizes["num_key_value_heads"] = math.gcd(default.num_key_value_heads, job["heads"])
-    if getattr(default, "max_position_embeddings", job["seq_len"]) < job["seq_len"]:
-        sizes["max_position_embeddings"] = job["seq_len"]
     config = transformers.AutoConfig.for_model(model_type, **{**base, **sizes})
+    positions = getattr(config, "max_position_embeddings", None)
+    if positions is not None and job["seq_len"] > positions:
+        raise InvalidJob("seq_len", f"{job['seq_len']} is beyond the {positions} positions of '{job['model']}' "
+                                    "(its configuration's max_position_embeddings)")
+    if positions is not None and job["task"] == "generate":
+        check_positions(job, positions, "its configuration's max_position_embeddings")
     if model_type in modeling_auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES:
         model, masked = transformers.AutoModelForMaskedLM.from_config(config), True
     elif model_type in modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
@@ -262,6 +295,12 @@ def build_language_model(torch, transformers, job, name, where):
         def forward(self, ids):
             return self.model(input_ids=ids).logits
 
+        def generation(self, job, device, dtype, compiled):
+            if masked:
+                raise InvalidJob("task", f"generate needs a causal language model; '{job['model']}' is a masked one "
+                                         f"({where})")
+            return HfGeneration(torch, transformers, self.model, job, device, dtype, compiled)
+
         def make_batch(self, job, device):
             shape = (job["batch_size"], job["seq_len"])
             ids = torch.randint(config.vocab_size, shape, device=device)
@@ -272,6 +311,139 @@ def build_language_model(torch, transformers, job, name, where):
             return ids, torch.cat([ids[:, 1:], torch.full((shape[0], 1), -100, device=device)], 1)
 
     return LanguageModel()
+
+
+# ---- generation -----------------------------------------------------------------------------------------
+
+def compile_options(job):
+    return dict(backend=job["backend"], mode=job["compile_mode"], dynamic=job["dynamic"], fullgraph=job["fullgraph"])
+
+
+class Generation:
+    """Greedy generation (task generate, docs/language-models.md): the
+    prompts (data_batches of them, random ids made before the timed region,
+    handed out in turn), a prefill step and a decode step, each compiled on
+    its own (one shape each) when the job is: torch.compile of the decode
+    step, as users write compiled decoding. A subclass gives step(ids,
+    positions) -> logits at the last position, reset() (the cache emptied
+    for a new prompt), cache_kind() (the result's generation.cache) and
+    kv_cache_bytes()."""
+
+    def __init__(self, torch, job, device, dtype, vocab, compiled):
+        self.torch, self.device, self.dtype = torch, device, dtype
+        self.batch, self.prompt_len = job["batch_size"], job["prompt_len"]
+        self.length = job["prompt_len"] + job["new_tokens"] - 1  # the last token is not fed back
+        self.prompts = [torch.randint(vocab, (self.batch, self.prompt_len), device=device)
+                        for _ in range(job["data_batches"])]
+        self.position = 0
+        self.prompt_positions = torch.arange(self.prompt_len, device=device)
+        self.decode_positions = [torch.tensor([p], device=device) for p in range(self.prompt_len, self.length)]
+        self.compiled = compiled
+        self.prefill_step, self.decode_step = self.greedy_prefill, self.greedy_decode
+        if compiled:  # two functions, so Dynamo caches each shape apart instead of making one dynamic
+            self.prefill_step = torch.compile(self.greedy_prefill, **compile_options(job))
+            self.decode_step = torch.compile(self.greedy_decode, **compile_options(job))
+
+    def greedy_prefill(self, ids, positions):
+        return self.greedy(ids, positions)
+
+    def greedy_decode(self, ids, positions):
+        return self.greedy(ids, positions)
+
+    def greedy(self, ids, positions):
+        with self.torch.autocast(self.device.type, dtype=self.dtype, enabled=self.dtype != self.torch.float32):
+            return self.step(ids, positions).argmax(-1, keepdim=True)
+
+    def next_prompt(self):
+        prompt = self.prompts[self.position]
+        self.position = (self.position + 1) % len(self.prompts)
+        return prompt
+
+    def prefill(self, prompt):
+        self.reset()
+        return self.prefill_step(prompt, self.prompt_positions)
+
+    def decode(self, token, index):
+        return self.decode_step(token, self.decode_positions[index])
+
+    def generate(self, prompt):
+        """All new_tokens greedy tokens of `prompt` [batch, new_tokens], off the clock."""
+        tokens = [self.prefill(prompt)]
+        for index in range(len(self.decode_positions)):
+            tokens.append(self.decode(tokens[-1], index))
+        return self.torch.cat(tokens, 1)
+
+    def synchronize(self):
+        if self.device.type == "cuda":
+            self.torch.cuda.synchronize(self.device)
+
+
+class GptGeneration(Generation):
+    """The built-in decoder's: a static key/value cache per block ([batch,
+    heads, prompt_len + new_tokens - 1, head_dim], in the autocast dtype),
+    written at each step's positions; every step attends over the whole
+    cache with the later positions masked, so the decode step has one shape
+    (gpt-fast's way). The cache tensors are buffers of a module, so CUDA
+    graphs (compile_mode reduce-overhead) keep their addresses."""
+
+    def __init__(self, torch, model, job, device, dtype, compiled):
+        self.model = model
+        heads = job["heads"]
+        shape = (job["batch_size"], heads, job["prompt_len"] + job["new_tokens"] - 1, job["width"] // heads)
+        self.cache = torch.nn.Module()
+        for index in range(len(model.blocks)):
+            for part in ("keys", "values"):
+                self.cache.register_buffer(f"{part}{index}", torch.zeros(shape, dtype=dtype, device=device))
+        super().__init__(torch, job, device, dtype, job["vocab"], compiled)
+
+    def step(self, ids, positions):
+        caches = [(getattr(self.cache, f"keys{i}"), getattr(self.cache, f"values{i}"))
+                  for i in range(len(self.model.blocks))]
+        return self.model.forward_cached(ids, positions, caches)
+
+    def reset(self):
+        pass  # every position a step reads was written by this prompt's steps first
+
+    def cache_kind(self):
+        return "static"
+
+    def kv_cache_bytes(self):
+        return sum(buffer.nbytes for buffer in self.cache.buffers())
+
+
+class HfGeneration(Generation):
+    """A Hugging Face causal language model's, through its own caches as
+    users generate with it: a DynamicCache (growing each step) eager, a
+    StaticCache (allocated for prompt_len + new_tokens - 1 positions)
+    compiled, the way transformers documents compiled decoding."""
+
+    def __init__(self, torch, transformers, model, job, device, dtype, compiled):
+        self.model, self.transformers = model, transformers
+        self.cache = None
+        if compiled:
+            self.cache = transformers.StaticCache(config=model.config,
+                                                  max_cache_len=job["prompt_len"] + job["new_tokens"] - 1)
+        super().__init__(torch, job, device, dtype, model.config.vocab_size, compiled)
+
+    def step(self, ids, positions):
+        output = self.model(input_ids=ids, past_key_values=self.cache, cache_position=positions, use_cache=True,
+                            logits_to_keep=1)
+        return output.logits[:, -1]
+
+    def reset(self):
+        if self.compiled:
+            self.cache.reset()
+        else:
+            self.cache = self.transformers.DynamicCache()
+
+    def cache_kind(self):
+        return "static" if self.compiled else "dynamic"
+
+    def kv_cache_bytes(self):
+        layers = getattr(self.cache, "layers", None)
+        pairs = ([(layer.keys, layer.values) for layer in layers] if layers is not None
+                 else zip(self.cache.key_cache, self.cache.value_cache))
+        return sum(t.nbytes for pair in pairs for t in pair if t is not None and hasattr(t, "nbytes"))
 
 
 def synthetic_batch(torch, job, model, sample_shape, device):
@@ -473,8 +645,9 @@ class Experiment(ExperimentBase):
         self.initial_parameter_l1 = sum(p.detach().double().abs().sum().item() for p in self.model.parameters())
         torch.manual_seed(job["seed"] + 1)
         self.feed = feed
-        self.batches = [] if feed else [synthetic_batch(torch, job, self.model, sample_shape, self.device)
-                                        for _ in range(job["data_batches"])]
+        # A generation makes its own prompts, from this point of the generator as the worker does.
+        self.batches = [] if feed or job["task"] == "generate" else [
+            synthetic_batch(torch, job, self.model, sample_shape, self.device) for _ in range(job["data_batches"])]
         reference = start_state.reference_batch(job)
         if reference is not None:
             self.reference = tuple(torch.from_numpy(array).to(self.device) for array in reference)
@@ -603,6 +776,8 @@ class CudaMemoryProbe:
 
 
 class TorchCompile(Framework):
+    TASKS = ("train", "infer", "generate")
+
     def __init__(self):
         import torch
         self.torch = torch
@@ -638,6 +813,8 @@ class TorchCompile(Framework):
         counters.clear()
         # Before any model: the process's baseline.
         probe = CudaMemoryProbe(torch, job["device"]) if job["device"].startswith("cuda") else RssProbe()
+        if job["task"] == "generate":
+            return self.generate(job, result, probe)
         # One pipeline, whatever mode the experiment ends up in.
         feed = data.Feed(job, lambda tree, corrupt: DataLoaderPipeline(
             torch, job, torch.device(job["device"]), tree, corrupt)) if data.reads_folder(job) else None
@@ -676,6 +853,64 @@ class TorchCompile(Framework):
                                                    "final_scale": experiment.scaler.get_scale(),
                                                    "skipped_steps": experiment.skipped_steps}
         record_measurements(result, timing, losses, epoch_final, memory, data_report)
+
+    def generate(self, job, result, probe):
+        """Task generate: warm-up generations, then the timed ones; compiled,
+        the gate after them: eager greedy decoding of the last prompt from
+        the same weights must give the same tokens (docs/language-models.md)."""
+        torch = self.torch
+        from torch._dynamo.utils import counters
+        compiled, warnings = job["mode"] == "compiled", result["warnings"]
+        if compiled and not job["device"].startswith("cuda") and job["compile_mode"] in ("reduce-overhead",
+                                                                                         "max-autotune"):
+            raise Unsupported(f"compile_mode {job['compile_mode']} captures the decode step in CUDA graphs, which "
+                              "need a CUDA device; on a CPU use default or max-autotune-no-cudagraphs")
+        experiment = Experiment(torch, job, compiled=False)
+        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(job["precision"], torch.float32)
+        timing, fallback_reason = {}, None
+        clock = (CudaEventClock(torch, experiment.device, job["new_tokens"]) if experiment.device.type == "cuda"
+                 else HostClock())
+        with torch.no_grad():
+            generation = experiment.model.generation(job, experiment.device, dtype, compiled)
+            try:
+                section, (prompt, tokens), memory = measure_generation(generation, clock, probe, job, timing)
+            except (Unsupported, InvalidJob):
+                raise
+            except Exception as error:  # noqa: BLE001 - a compile failure is the job's outcome
+                if not compiled or job["fallback"] != "eager":
+                    raise
+                fallback_reason = f"torch.compile failed: {type(error).__name__}: {str(error).splitlines()[0]}"
+                log.warning(f"{fallback_reason}; falling back to eager as the job allows")
+                warnings.append(f"compiled mode fell back to eager: {fallback_reason}")
+                torch._dynamo.reset()
+                timing = {}
+                generation = experiment.model.generation(job, experiment.device, dtype, False)
+                section, (prompt, tokens), memory = measure_generation(generation, clock, probe, job, timing)
+            tokens = torch.cat(tokens, 1)
+            section.update(cache=generation.cache_kind(), kv_cache_bytes=generation.kv_cache_bytes(),
+                           tokens=tokens[0].tolist(), matches_eager=None, first_mismatch=None)
+            if generation.compiled:
+                eager = experiment.model.generation(job, experiment.device, dtype, False).generate(prompt)
+                differ = (eager != tokens).any(0).nonzero()
+                section["matches_eager"] = differ.numel() == 0
+                if differ.numel():
+                    section["first_mismatch"] = int(differ[0])
+                    warnings.append(f"compiled greedy decoding differs from eager from new token {int(differ[0])} on "
+                                    "(same weights and prompt): the compiled model computes something else")
+        graph_breaks = sum(counters["graph_break"].values())
+        result["execution"] = {
+            "task": "generate", "mode": "compiled" if generation.compiled else "eager",
+            "compiler": job["backend"] if generation.compiled else "none", "fallback_reason": fallback_reason,
+            "capture_seconds": None, "precision": job["precision"], "autocast_dtype": AUTOCAST_DTYPES[job["precision"]],
+            "device": str(experiment.device), "model_parameters": experiment.parameters,
+            "initial_parameter_l1": experiment.initial_parameter_l1, **start_state.execution_fields(job),
+            "compile": {"backend": job["backend"], "compile_mode": job["compile_mode"], "dynamic": job["dynamic"],
+                        "fullgraph": job["fullgraph"], "graph_breaks": graph_breaks,
+                        "graphs": counters["stats"].get("unique_graphs", 0),
+                        "break_reasons": sorted(counters["graph_break"].keys())} if compiled else None}
+        result["generation"] = section
+        record_measurements(result, timing, {"first_step": None, "second_step": None, "reference_eval": None},
+                            [None] * job["epochs"], memory, None)
 
     def context(self):
         torch = self.torch

@@ -1,5 +1,7 @@
 #include "shared/models/catalogue.hpp"
 
+#include <algorithm>
+
 #include "shared/errors.hpp"
 #include "shared/schema.hpp"
 
@@ -11,8 +13,10 @@ const std::vector<ModelSpec>& catalogue() {
     const auto file = nlohmann::json::parse(schema::text("models.json"));
     for (const auto& [name, entry] : file.items()) {
       if (name.starts_with('$')) continue;  // $comment
-      specs.push_back({name, entry.at("description").get<std::string>(), entry.at("inputs").get<std::string>(),
-                       entry.at("defaults").get<std::map<std::string, int64_t>>()});
+      ModelSpec spec{name, entry.at("description").get<std::string>(), entry.at("inputs").get<std::string>(),
+                     entry.at("defaults").get<std::map<std::string, int64_t>>()};
+      if (entry.contains("generates")) spec.generates = entry.at("generates").at("positions").get<std::string>();
+      specs.push_back(std::move(spec));
     }
     return specs;
   }();
@@ -40,6 +44,7 @@ const std::map<std::string, ModelSpec, std::less<>>& libraries() {
         if (value.is_number_integer()) spec.defaults[knob] = value.get<int64_t>();  // null: the model's own
       }
       spec.runners = entry.at("runners").get<std::vector<std::string>>();
+      if (entry.contains("generates")) spec.generates = entry.at("generates").at("positions").get<std::string>();
       if (entry.contains("name_pattern")) {
         spec.name_pattern = std::regex(entry.at("name_pattern").get<std::string>());
         spec.name_expected = entry.at("name_expected").get<std::string>();
@@ -101,6 +106,64 @@ void check_data(const nlohmann::json& job) {
   }
   throw InvalidInput("data", "imagefolder data needs a model that reads images (" + image_models + "); '" + model.name +
                                  "' reads " + model.inputs);
+}
+
+namespace {
+
+// The positions an hf: configuration the repository names gives, if any.
+std::optional<int64_t> named_positions(std::string_view model, const std::string& attribute) {
+  static const auto named = nlohmann::json::parse(schema::text("hf_configurations.json"));
+  const auto name = std::string(model.substr(model.find(':') + 1));
+  if (!named.contains(name) || !named.at(name).at("config").contains(attribute)) return std::nullopt;
+  return named.at(name).at("config").at(attribute).get<int64_t>();
+}
+
+}  // namespace
+
+void check_sequence(const nlohmann::json& job) {
+  const auto name = job.at("model").get<std::string>();
+  const auto* library = library_of(name);
+  const auto& all = catalogue();
+  const auto built_in = std::find_if(all.begin(), all.end(), [&](const ModelSpec& spec) { return spec.name == name; });
+  if (!library && built_in == all.end()) return;  // a name some runner may know: its runner checks it
+  const auto& model = library ? *library : *built_in;
+  const bool generate = job.at("task").get<std::string>() == "generate";
+  if (generate && !model.generates) {
+    std::string decoders;
+    for (const auto& spec : catalogue()) {
+      if (spec.generates) decoders += spec.name + ", ";
+    }
+    for (const auto& [library_name, spec] : libraries()) {
+      if (spec.generates) decoders += library_name + ": causal language models, ";
+    }
+    throw InvalidInput("task", "generate needs a decoder (" + decoders.substr(0, decoders.size() - 2) + "); '" + name +
+                                   "' reads " + model.inputs + " and generates nothing");
+  }
+  if (!model.generates) return;
+  if (generate && job.contains("iters")) {
+    throw InvalidInput("iters", "a generate job times new_tokens - 1 decode steps an epoch; give new_tokens instead");
+  }
+  std::optional<int64_t> positions;
+  std::string spelled;
+  if (library) {
+    positions = named_positions(name, *model.generates);
+    spelled = "its configuration's " + *model.generates;
+  } else {
+    positions = knobs_of(job).at(*model.generates);
+    spelled = *model.generates;
+  }
+  if (!positions) return;
+  if (library && job.contains("seq_len") && job.at("seq_len").get<int64_t>() > *positions) {
+    throw InvalidInput("seq_len", std::to_string(job.at("seq_len").get<int64_t>()) + " is beyond the " +
+                                      std::to_string(*positions) + " positions of '" + name + "' (" + spelled + ")");
+  }
+  if (!generate) return;
+  const auto prompt = job.at("prompt_len").get<int64_t>(), fresh = job.at("new_tokens").get<int64_t>();
+  if (prompt + fresh > *positions) {
+    throw InvalidInput("new_tokens", "prompt_len (" + std::to_string(prompt) + ") + new_tokens (" +
+                                         std::to_string(fresh) + ") is beyond the " + std::to_string(*positions) +
+                                         " positions of '" + name + "' (" + spelled + ")");
+  }
 }
 
 }  // namespace ts::models

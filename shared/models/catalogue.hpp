@@ -23,6 +23,9 @@ struct ModelSpec {
   std::optional<std::regex> name_pattern{};
   std::string name_expected{};
   std::vector<std::string> runners{};  // a library's: the runners that build its models
+  // A decoder task generate runs: the knob (built-in) or configuration
+  // attribute (hf:) that holds its positions; nullopt for the others.
+  std::optional<std::string> generates{};
 };
 
 // Every model, in the file's order of names (sorted).
@@ -51,5 +54,14 @@ bool reads_tokens(std::string_view model);
 // known library, and ts::InvalidInput("data", ...) when `job` reads
 // imagefolder data with a model that does not read images.
 void check_data(const nlohmann::json& job);
+// Throws ts::InvalidInput naming the field for a job whose sequence does
+// not fit its model: task generate on a model that does not generate
+// ("task"), a prompt_len + new_tokens beyond the model's positions
+// ("new_tokens"), a seq_len beyond them ("seq_len"), an iters given to a
+// generate job ("iters"). The positions of an hf: model are known here for
+// the configurations schemas/hf_configurations.json names; a model type's
+// own are the runner's to check, and so are the models of a name
+// schemas/models.json does not know. `job` has its defaults resolved.
+void check_sequence(const nlohmann::json& job);
 
 }  // namespace ts::models

@@ -10,7 +10,7 @@ namespace {
 // The capability key of each checked job field ("models" for "model", ...).
 const std::map<std::string, std::string>& checked_fields() {
   static const std::map<std::string, std::string> fields{
-      {"model", "models"}, {"mode", "modes"}, {"precision", "precisions"}};
+      {"model", "models"}, {"mode", "modes"}, {"precision", "precisions"}, {"task", "tasks"}};
   return fields;
 }
 

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "shared/errors.hpp"
+#include "shared/job_fields.hpp"
 #include "shared/json_io.hpp"
 #include "shared/models/catalogue.hpp"
 #include "shared/schema.hpp"
@@ -285,6 +286,7 @@ Sweep expand(const nlohmann::json& submitted, const std::string& origin) {
     }
     try {
       models::check_data(document);
+      models::check_sequence(job_fields::with_defaults(document));
     } catch (const InvalidInput& error) {
       throw InvalidInput("axes", "the configuration " + configuration.dump() + " makes an invalid job: " + error.what(),
                          origin);

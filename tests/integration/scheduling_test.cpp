@@ -356,6 +356,44 @@ fixed: {model: mlp, batch_size: 8, input_size: 16, width: 32, depth: 1, epochs: 
   EXPECT_EQ(nlohmann::json::parse(testing::slurp(directory_ / "w" / "peak_flops.json")), cache);
 }
 
+TEST_F(Sweeps, AGenerationSweepThroughRealProcessesIsStoredAndQueriedByItsAxes) {
+  // The real runners, registered by path beside torchsweep, run by a real agent process.
+  const auto bin = std::filesystem::path(TS_TORCHSWEEP_BINARY).parent_path();
+  start_coordinator();
+  start_agent("node-0", {"--runner", "libtorch=" + (bin / "torchsweep-worker").string(), "--runner",
+                         "torch-compile=" + (bin / "torchsweep-torch-compile").string()});
+  ASSERT_TRUE(wait_for([&] { return agent_names().size() == 1; }, 60s));
+  submit(R"(
+name: tiny-generate
+axes: {runner: [libtorch, torch-compile], mode: [eager, compiled], new_tokens: [4, 6]}
+exclude: [{runner: libtorch, mode: compiled}]
+fixed: {model: gpt, task: generate, batch_size: 2, vocab: 256, width: 64, heads: 4, depth: 2, seq_len: 32,
+        prompt_len: 8, epochs: 2, warmup: 1, threads: 1}
+)");
+  ASSERT_TRUE(sweep_ends("done", 300s)) << status().dump();
+  EXPECT_EQ(store_rows("SELECT COUNT(*) FROM results WHERE status = 'ok' AND task = 'generate' AND seq_len = 32 AND "
+                       "prompt_len = 8 AND prefill_s > 0 AND decode_p50_s <= decode_p99_s AND tokens_per_s > 0 AND "
+                       "kv_cache_bytes > 0 AND mfu IS NULL"),
+            "6\n");
+  // The gate: compiled greedy tokens equal eager ones; eager runs are not compared.
+  EXPECT_EQ(store_rows("SELECT mode_ran, tokens_match FROM results ORDER BY mode_ran, runner, new_tokens"),
+            "compiled|1\ncompiled|1\neager|\neager|\neager|\neager|\n");
+  // Every runner generated the same tokens from the same seed.
+  EXPECT_EQ(store_rows("SELECT COUNT(DISTINCT json_extract(document, '$.generation.tokens')) FROM result_documents"),
+            "2\n");  // one list per new_tokens
+  const auto query = torchsweep(
+      {"query", "--db", db().string(), "--metric", "decode_latency,decode_p99,prefill_time", "--format", "json"});
+  ASSERT_EQ(query.exit_code, 0) << query.err;
+  const auto rows = nlohmann::json::parse(query.out);
+  ASSERT_EQ(rows.size(), 6u) << query.out;  // new_tokens and prompt_len among the axes: nothing pooled
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("prompt_len"), 8) << row.dump();
+    EXPECT_TRUE(row.at("new_tokens") == 4 || row.at("new_tokens") == 6) << row.dump();
+    EXPECT_GT(row.at("decode_p50_ms").get<double>(), 0.0) << row.dump();
+    EXPECT_LE(row.at("decode_p50_ms").get<double>(), row.at("decode_p99_ms").get<double>()) << row.dump();
+  }
+}
+
 TEST_F(Sweeps, RunTrainsOnSeveralCpuRanksAndShowsScaling) {
   const auto file = write_file("ranks.yaml", R"(
 name: tiny-ranks

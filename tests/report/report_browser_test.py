@@ -255,6 +255,14 @@ def main():
             check(expected in state["text"], f"{kind}: the page does not say '{expected}'")
             if kind == "single":  # its newest sweep: a language model's, whose throughput is in tokens
                 check(throughput_units(driver) == {"gpt": "tokens/s"}, f"single: {throughput_units(driver)}")
+                decode = driver.execute_script(
+                    "const f = document.querySelector('section#decode figure[data-chart=decode]');"
+                    "return f && f.querySelector('svg') ? Array.from(f.querySelectorAll('svg text'))"
+                    ".map(t => t.textContent) : null")
+                check(decode is not None, "single: no decode-latency chart")
+                texts = " | ".join(decode or [])
+                for expected in ("p50 10 ms, p99 20 ms", "p50 6 ms, p99 12 ms", "eager", "compiled"):
+                    check(expected in texts, f"single: the decode chart lacks '{expected}': {texts}")
     finally:
         driver.quit()
     if FAILURES:

@@ -5,7 +5,8 @@
 //                                      night 26 on (a step), mlp eager 30% slower on night 12 only (a blip),
 //                                      resnet18 eager flat, and mlp eager on 2 ranks (scaling)
 //   report_fixture --db FILE single    one sweep, one run per configuration, and a language model's
-//                                      (gpt at two batch sizes, its throughput in tokens)
+//                                      (gpt at two batch sizes, its throughput in tokens, and its
+//                                      generation eager and compiled)
 //   report_fixture --db FILE empty     a store with no sweep at all
 //   report_fixture --job J --out R     a runner on the worker contract (registered as libtorch with
 //                                      an agent): a result whose epochs last the job's labels.seconds,
@@ -95,7 +96,8 @@ void add_night(ts::store::Store& store, int night, int runs, std::mt19937& gener
 }
 
 // One sweep of gpt (seq_len 128) at batch sizes 8 and 16, one run each,
-// its results carrying tokens_per_second as the agent's judge gives it.
+// its results carrying tokens_per_second as the agent's judge gives it,
+// and its generation eager and compiled with the judge's figures.
 void add_language_model(ts::store::Store& store, std::mt19937& generator) {
   const std::string sweep_id = "language";
   const nlohmann::json spec{
@@ -112,6 +114,33 @@ void add_language_model(ts::store::Store& store, std::mt19937& generator) {
     auto result = result_for(job, 0.5 * static_cast<double>(batch_size) / 8, generator);
     result["job"]["attempt"] = 1;
     result["timing"]["tokens_per_second"] = result["timing"]["samples_per_second"].get<double>() * 128;
+    results.push_back(std::move(result));
+  }
+  // Its generation, eager and compiled: compiled decodes a token in 60% of eager's time.
+  for (const std::string mode : {"eager", "compiled"}) {
+    const auto job_id = fmt::format("{}/{:04}", sweep_id, jobs.size());
+    const double p50 = mode == "eager" ? 0.010 : 0.006;
+    const nlohmann::json job{{"schema_version", 1}, {"job_id", job_id},    {"sweep", sweep_id}, {"model", "gpt"},
+                             {"mode", mode},        {"precision", "fp32"}, {"batch_size", 8},   {"seq_len", 128},
+                             {"task", "generate"},  {"prompt_len", 16},    {"new_tokens", 8},   {"gpus", 1},
+                             {"device", "cpu"}};
+    jobs.push_back(
+        {job_id, static_cast<int64_t>(jobs.size()), nlohmann::json{{"mode", mode}}.dump(), 0, "libtorch", 1, job, 3});
+    auto result = result_for(job, 7 * p50, generator);
+    result["job"]["attempt"] = 1;
+    result["execution"]["task"] = "generate";
+    result["timing"]["tokens_per_second"] = 8 / p50;
+    result["generation"] = {{"prompt_len", 16},
+                            {"new_tokens", 8},
+                            {"prefill_seconds", {3 * p50}},
+                            {"cache", "static"},
+                            {"kv_cache_bytes", 1 << 20},
+                            {"tokens", {1, 2, 3, 4, 5, 6, 7, 8}},
+                            {"matches_eager", mode == "eager" ? nlohmann::json(nullptr) : nlohmann::json(true)},
+                            {"first_mismatch", nullptr},
+                            {"prefill_seconds_median", 3 * p50},
+                            {"decode_tokens_per_second", 8 / p50},
+                            {"decode_latency", {{"p50", p50}, {"p90", 1.5 * p50}, {"p99", 2 * p50}}}};
     results.push_back(std::move(result));
   }
   store.add_sweep({sweep_id, "language", spec, {}, "test", 0, "2026-11-02T02:00:00.000Z"}, jobs);

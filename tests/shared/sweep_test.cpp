@@ -187,6 +187,57 @@ TEST(Sweep, AUserModelNamedOutsideTheModelRootsIsRefusedNamingTheModel) {
   }
 }
 
+// The reason a sweep is refused for, or "<accepted>".
+std::string refusal_text(const nlohmann::json& spec) {
+  try {
+    expand(spec, "t.yaml");
+  } catch (const InvalidInput& error) {
+    return error.what();
+  }
+  return "<accepted>";
+}
+
+TEST(Sweep, AGenerationThatDoesNotFitItsModelIsRefusedNamingTheField) {
+  auto spec = parse_yaml(R"(
+name: t
+axes:
+  model: [gpt]
+  prompt_len: [8, 16]
+  new_tokens: [8]
+fixed: {task: generate, batch_size: 2, seq_len: 32, vocab: 256, width: 64, heads: 4, depth: 2}
+)",
+                         "t.yaml");
+  EXPECT_EQ(expand(spec, "t.yaml").jobs.size(), 2u);
+  const auto refused_for = [&](const char* field) {
+    const auto text = refusal_text(spec);
+    EXPECT_NE(text.find(std::string(field) + ": "), std::string::npos) << text;
+  };
+  spec["axes"]["prompt_len"] = {8, 30};  // 30 + 8 positions, the model learns 32
+  refused_for("new_tokens");
+  spec["axes"]["prompt_len"] = {8};
+  spec["axes"]["model"] = {"resnet18"};  // no decoder
+  refused_for("task");
+  spec["axes"]["model"] = {"transformer"};  // an encoder
+  refused_for("task");
+  spec["axes"]["model"] = {"gpt"};
+  spec["fixed"]["iters"] = 3;  // a generation's steps are new_tokens - 1
+  refused_for("iters");
+  spec["fixed"].erase("iters");
+  // hf: positions the repository's configurations name: Llama 2 has 4096.
+  spec["axes"]["model"] = {"hf:llama-2-7b"};
+  spec["fixed"]["seq_len"] = 8192;
+  refused_for("seq_len");
+  spec["fixed"]["seq_len"] = 128;
+  spec["axes"]["new_tokens"] = {4095};
+  refused_for("new_tokens");
+  spec["axes"]["new_tokens"] = {64};
+  EXPECT_EQ(refusal_text(spec), "<accepted>");
+  // A model type's own positions are its runner's to check, once built.
+  spec["axes"]["model"] = {"hf:gpt2"};
+  spec["axes"]["new_tokens"] = {100000};
+  EXPECT_EQ(refusal_text(spec), "<accepted>");
+}
+
 TEST(Suites, ASuiteStandsForItsModelsWithItsSizesUnlessTheSweepSetsThem) {
   auto spec = parse_yaml(R"(
 name: s
@@ -236,7 +287,8 @@ TEST(Runnable, AModeOrPrecisionNoRunnerOfItsNameRunsIsRefusedNamingTheField) {
   const auto known =
       known_runners({{{"runners", {"libtorch", "tensorflow"}},
                       {"modes", {{"libtorch", {"eager", "compiled"}}, {"tensorflow", {"eager", "graph", "compiled"}}}},
-                      {"precisions", {{"tensorflow", {"fp32", "bf16"}}}}}});
+                      {"precisions", {{"tensorflow", {"fp32", "bf16"}}}},
+                      {"tasks", {{"libtorch", {"train", "infer", "generate"}}, {"tensorflow", {"train", "infer"}}}}}});
   auto spec = minimal();
   spec["axes"]["mode"] = {"eager", "graph"};
   auto refused_field = [&](const nlohmann::json& sweep_spec) {
@@ -262,6 +314,18 @@ TEST(Runnable, AModeOrPrecisionNoRunnerOfItsNameRunsIsRefusedNamingTheField) {
   spec["fixed"]["runner"] = "libtorch";  // said nothing of precisions: unchecked
   spec["axes"]["mode"] = {"compiled"};
   EXPECT_EQ(refused_field(spec), "<accepted>");
+  // A generation, which only the runners that say so run.
+  spec["axes"] = {{"model", {"gpt"}}, {"mode", {"eager"}}};
+  spec["fixed"] = {{"task", "generate"}, {"batch_size", 2}, {"seq_len", 128}, {"precision", "fp32"}};
+  EXPECT_EQ(refused_field(spec), "<accepted>");
+  spec["fixed"]["runner"] = "tensorflow";
+  try {
+    check_runnable(expand(spec, "t.yaml"), known, "as reported");
+    FAIL() << "generate accepted for tensorflow";
+  } catch (const InvalidInput& error) {
+    EXPECT_EQ(error.field(), "task");
+    EXPECT_NE(std::string(error.what()).find("infer, train"), std::string::npos) << error.what();
+  }
 }
 
 TEST(Sweep, ExpandsTheCartesianProductWithFixedKnobs) {

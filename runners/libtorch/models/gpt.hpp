@@ -13,12 +13,16 @@ namespace ts::worker {
 struct GptImpl : torch::nn::Module {
   GptImpl(int64_t vocab, int64_t seq_len, int64_t width, int64_t depth, int64_t heads);
   torch::Tensor forward(const torch::Tensor& ids);
+  KeyValueCache make_cache(int64_t batch, int64_t length, torch::Dtype dtype);
+  // Logits at the last position of `ids`, fed at the cache's next positions.
+  torch::Tensor forward_cached(const torch::Tensor& ids, KeyValueCache& cache);
 
   torch::nn::Embedding tokens{nullptr};
   torch::Tensor positions;
   torch::nn::ModuleList blocks{nullptr};
   torch::nn::LayerNorm ln_final{nullptr};
   torch::nn::Linear head{nullptr};
+  int64_t heads = 0;
 };
 TORCH_MODULE(Gpt);
 

@@ -27,15 +27,34 @@ EncoderBlockImpl::EncoderBlockImpl(int64_t width, int64_t heads_, bool causal_)
       fc2(register_module("fc2", nn::Linear(4 * width, width))) {}
 
 torch::Tensor EncoderBlockImpl::forward(const torch::Tensor& x) {
+  const auto q_k_v = queries_keys_values(x);
+  const auto seq = x.size(1);
+  const auto later = causal ? torch::ones({seq, seq}, x.options().dtype(torch::kBool)).triu(1) : torch::Tensor();
+  return attend(x, q_k_v[0], q_k_v[1], q_k_v[2], later);
+}
+
+torch::Tensor EncoderBlockImpl::forward_cached(const torch::Tensor& x, torch::Tensor& keys, torch::Tensor& values,
+                                               int64_t start) {
+  const auto q_k_v = queries_keys_values(x);
+  const auto seq = x.size(1), end = start + seq;
+  keys.slice(2, start, end).copy_(q_k_v[1]);
+  values.slice(2, start, end).copy_(q_k_v[2]);
+  // Position start + i sees the cache up to itself: a decode step (one position) sees all of it.
+  const auto later =
+      seq > 1 ? torch::ones({seq, end}, x.options().dtype(torch::kBool)).triu(start + 1) : torch::Tensor();
+  return attend(x, q_k_v[0], keys.slice(2, 0, end), values.slice(2, 0, end), later);
+}
+
+torch::Tensor EncoderBlockImpl::queries_keys_values(const torch::Tensor& x) {
   const auto batch = x.size(0), seq = x.size(1), width = x.size(2);
-  const auto head_dim = width / heads;
-  auto q_k_v = qkv(ln1(x)).view({batch, seq, 3, heads, head_dim}).permute({2, 0, 3, 1, 4});
-  auto q = q_k_v[0], k = q_k_v[1], v = q_k_v[2];
-  auto scores = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(head_dim)));
-  if (causal) {
-    const auto later = torch::ones({seq, seq}, scores.options().dtype(torch::kBool)).triu(1);
-    scores = scores.masked_fill(later, -std::numeric_limits<double>::infinity());
-  }
+  return qkv(ln1(x)).view({batch, seq, 3, heads, width / heads}).permute({2, 0, 3, 1, 4});
+}
+
+torch::Tensor EncoderBlockImpl::attend(const torch::Tensor& x, const torch::Tensor& q, const torch::Tensor& k,
+                                       const torch::Tensor& v, const torch::Tensor& later) {
+  const auto batch = x.size(0), seq = x.size(1), width = x.size(2);
+  auto scores = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(width / heads)));
+  if (later.defined()) scores = scores.masked_fill(later, -std::numeric_limits<double>::infinity());
   auto attended = torch::matmul(torch::softmax(scores, -1), v).transpose(1, 2).reshape({batch, seq, width});
   auto h = x + (weight_only(attended, proj) + proj->bias);
   auto hidden = torch::gelu(weight_only(ln2(h), fc1) + fc1->bias);

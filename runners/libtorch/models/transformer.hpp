@@ -16,11 +16,22 @@ namespace ts::worker {
 struct EncoderBlockImpl : torch::nn::Module {
   EncoderBlockImpl(int64_t width, int64_t heads, bool causal = false);
   torch::Tensor forward(const torch::Tensor& x);
+  // A causal block's step of generation: x's keys and values written into
+  // the cache at positions [start, start + x.size(1)), then attention over
+  // the cache's first start + x.size(1) positions (each to those up to its own).
+  torch::Tensor forward_cached(const torch::Tensor& x, torch::Tensor& keys, torch::Tensor& values, int64_t start);
 
   int64_t heads;
   bool causal;
   torch::nn::LayerNorm ln1{nullptr}, ln2{nullptr};
   torch::nn::Linear qkv{nullptr}, proj{nullptr}, fc1{nullptr}, fc2{nullptr};
+
+ private:
+  // q, k, v [3, batch, heads, seq, head_dim] of x.
+  torch::Tensor queries_keys_values(const torch::Tensor& x);
+  // The rest of the block: attention of q over k and v (`later`: the pairs masked, if defined), the MLP.
+  torch::Tensor attend(const torch::Tensor& x, const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                       const torch::Tensor& later);
 };
 TORCH_MODULE(EncoderBlock);
 

@@ -67,6 +67,31 @@ TEST(Models, GptParameterCountFollowsItsFormulaAndItsLossStartsAtTheUniformGuess
   EXPECT_FALSE(torch::equal(again.narrow(1, s - 1, 1), logits.narrow(1, s - 1, 1)));
 }
 
+TEST(Models, GptCachedDecodingGivesTheLogitsOfRecomputingTheWholeSequence) {
+  const int64_t v = 256, w = 64, s = 32, prompt = 5, fresh = 4;
+  torch::manual_seed(0);
+  auto model = find_model("gpt").build({.width = w, .depth = 2, .heads = 4, .seq_len = s, .vocab = v});
+  ASSERT_TRUE(model.forward_cached);
+  model.module->eval();
+  torch::NoGradGuard no_grad;
+  auto sequence = torch::randint(v, {2, prompt});
+  auto cache = model.make_cache(2, prompt + fresh, torch::kFloat);
+  EXPECT_EQ(cache.keys.size(), 2U);
+  EXPECT_EQ(cache.keys[0].sizes(), (std::vector<int64_t>{2, 4, prompt + fresh, w / 4}));
+  auto logits = model.forward_cached(sequence, cache);  // the prefill
+  for (int64_t step = 0; step < fresh; ++step) {
+    const auto recomputed = model.forward(sequence).select(1, -1);  // no cache: every position again
+    EXPECT_TRUE(torch::allclose(logits, recomputed, 1e-5, 1e-5)) << "new token " << step;
+    const auto next = recomputed.argmax(-1, /*keepdim=*/true);
+    sequence = torch::cat({sequence, next}, 1);
+    logits = model.forward_cached(next, cache);  // one decode step
+  }
+  EXPECT_EQ(cache.filled, prompt + fresh);
+  EXPECT_FALSE(find_model("transformer")
+                   .build({.num_classes = 3, .width = w, .depth = 1, .heads = 4, .seq_len = s})
+                   .forward_cached);
+}
+
 TEST(Models, OutputShapesAreBatchByClasses) {
   torch::NoGradGuard no_grad;
   struct Case {

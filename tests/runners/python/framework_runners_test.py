@@ -70,10 +70,11 @@ class FrameworkRunners(unittest.TestCase):
             self.assertIn("keras", lines[1].split()[::2])
             # What it runs, checked at submit: graph is TensorFlow's alone; fp16 runs on a GPU.
             modes = ["eager", "graph", "compiled"] if name == "tensorflow" else ["eager", "compiled"]
-            self.assertEqual(lines[2:4], ["modes " + " ".join(modes), "precisions fp32 bf16 fp16"])
+            self.assertEqual(lines[2:5], ["modes " + " ".join(modes), "precisions fp32 bf16 fp16",
+                                          "tasks train infer"])  # no generate: no cached decode step
             # The directories of its sys.path, which the agent's kept probes depend on.
-            self.assertTrue(lines[4].startswith("site ["), lines[4:])
-            site = json.loads(lines[4][len("site "):])
+            self.assertTrue(lines[5].startswith("site ["), lines[5:])
+            site = json.loads(lines[5][len("site "):])
             self.assertTrue(all(pathlib.Path(path).is_dir() for path in site), site)
             self.assertTrue(any(path.endswith("site-packages") for path in site), site)
 
@@ -85,6 +86,13 @@ class FrameworkRunners(unittest.TestCase):
             self.assertEqual(code, 3, stderr)
             self.assertEqual(result["status"], "unsupported")
             self.assertIn("mode graph", result["error"])
+        for name, path in ARGS.runners.items():
+            code, result, stderr, _ = run(path, {"schema_version": 1, "model": "gpt", "task": "generate",
+                                                 "batch_size": 2, "vocab": 64, "width": 16, "heads": 2, "depth": 1,
+                                                 "seq_len": 16, "prompt_len": 4, "new_tokens": 4, "threads": 1})
+            self.assertEqual(code, 3, stderr)
+            self.assertEqual(result["status"], "unsupported")
+            self.assertIn("task generate", result["error"])
 
     def test_both_modes_run_the_contract_and_agree_on_the_first_step(self):
         for name, path in ARGS.runners.items():

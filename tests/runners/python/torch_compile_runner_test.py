@@ -240,6 +240,102 @@ class TorchCompileRunner(unittest.TestCase):
                                        delta=1e-5, msg=case)
 
 
+TINY_GPT_GENERATE = {"schema_version": 1, "model": "gpt", "task": "generate", "batch_size": 2, "vocab": 256,
+                     "width": 64, "heads": 4, "depth": 2, "seq_len": 32, "prompt_len": 8, "new_tokens": 6,
+                     "epochs": 2, "warmup": 1, "threads": 1}
+
+
+class Generation(unittest.TestCase):
+    """Task generate (docs/language-models.md) on the tiny decoder: eager and
+    compiled greedy decoding agree token for token, and with the worker's
+    from the same seed; the key/value cache gives what recomputing the whole
+    sequence gives; bad generate jobs are refused naming the field."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.validator = result_validator(ARGS.schemas)
+        cls.eager = Run(ARGS.runner, TINY_GPT_GENERATE)
+        cls.compiled = Run(ARGS.runner, dict(TINY_GPT_GENERATE, mode="compiled"))
+
+    def test_results_validate_and_report_prefill_decode_and_the_cache(self):
+        for run in (self.eager, self.compiled):
+            self.assertEqual(run.exit_code, 0, run.stderr)
+            self.assertEqual([f"{list(e.path)}: {e.message}" for e in self.validator.iter_errors(run.result)], [])
+            judged_result = judged(ARGS.torchsweep, run.result)
+            generation, timing = judged_result["generation"], judged_result["timing"]
+            self.assertEqual(len(generation["prefill_seconds"]), 2)
+            self.assertEqual([len(steps) for steps in timing["step_seconds"]], [5, 5])  # new_tokens - 1 decode steps
+            self.assertEqual(timing["iterations_per_epoch"], 5)
+            self.assertLessEqual(generation["decode_latency"]["p50"], generation["decode_latency"]["p99"])
+            self.assertEqual(timing["tokens_per_second"], generation["decode_tokens_per_second"])
+            self.assertGreater(generation["decode_tokens_per_second"], 0)
+            # keys and values of 2 blocks, batch 2, 4 heads, 8 + 6 - 1 positions, 16 dims, fp32
+            self.assertEqual(generation["kv_cache_bytes"], 2 * 2 * 2 * 4 * 13 * 16 * 4)
+            self.assertEqual(len(generation["tokens"]), 6)
+            self.assertNotIn("efficiency", judged_result)
+        self.assertIsNone(self.eager.result["generation"]["matches_eager"])
+        self.assertEqual(self.compiled.result["execution"]["mode"], "compiled")
+
+    def test_compiled_greedy_tokens_equal_eager_ones(self):
+        self.assertIs(self.compiled.result["generation"]["matches_eager"], True)
+        self.assertIsNone(self.compiled.result["generation"]["first_mismatch"])
+        self.assertEqual(self.compiled.result["generation"]["tokens"], self.eager.result["generation"]["tokens"])
+        self.assertGreater(self.compiled.result["timing"]["first_iteration_seconds"],
+                           10 * max(max(steps) for steps in self.compiled.result["timing"]["step_seconds"]))
+
+    def test_the_worker_generates_the_same_tokens_from_the_same_seed(self):
+        worker = Run(ARGS.worker, TINY_GPT_GENERATE)
+        self.assertEqual(worker.exit_code, 0, worker.stderr)
+        self.assertEqual([f"{list(e.path)}: {e.message}" for e in self.validator.iter_errors(worker.result)], [])
+        self.assertEqual(worker.result["generation"]["tokens"], self.eager.result["generation"]["tokens"])
+        self.assertEqual(worker.result["generation"]["kv_cache_bytes"],
+                         self.eager.result["generation"]["kv_cache_bytes"])
+        compiled = Run(ARGS.worker, dict(TINY_GPT_GENERATE, mode="compiled"))
+        self.assertEqual(compiled.result["status"], "unsupported")
+        self.assertIn("torch-compile runner", compiled.result["error"])
+
+    def test_the_cached_decode_equals_recomputing_the_whole_sequence(self):
+        import torch
+        runner = runner_module()
+        from torchsweep_harness.contract import resolve_job  # on the path the runner put it
+        job, _ = resolve_job(dict(TINY_GPT_GENERATE, data_batches=1), runner.RUNNER_NAME)
+        torch.manual_seed(0)
+        model, _ = runner.build_model(torch, job)
+        model.eval()
+        with torch.no_grad():
+            generation = model.generation(job, torch.device("cpu"), torch.float32, False)
+            prompt = generation.next_prompt()
+            tokens = generation.generate(prompt)
+            sequence = prompt
+            for index in range(job["new_tokens"]):
+                logits = model(sequence)[:, -1]  # no cache: every position recomputed
+                expected = logits.argmax(-1, keepdim=True)
+                self.assertTrue(torch.equal(expected, tokens[:, index:index + 1]), index)
+                if index:
+                    cached = generation.step(tokens[:, index - 1:index],
+                                             generation.decode_positions[index - 1])
+                    # the cache already holds this position's keys: writing them again changes nothing
+                    torch.testing.assert_close(cached, logits, rtol=1e-5, atol=1e-5)
+                sequence = torch.cat([sequence, expected], 1)
+
+    def test_bad_generate_jobs_exit_2_naming_the_field(self):
+        for job, field in ((dict(TINY_GPT_GENERATE, prompt_len=30), "new_tokens"),
+                           (dict(TINY_GPT_GENERATE, iters=3), "iters"),
+                           (dict(TINY_GPT_GENERATE, new_tokens=1), "new_tokens"),
+                           (dict(TINY_MLP, task="generate"), "task")):
+            for executable in (ARGS.runner, ARGS.worker):
+                job = {key: value for key, value in job.items() if key != "iters" or field == "iters"}
+                run = Run(executable, job)
+                self.assertEqual(run.exit_code, 2, (executable, field, run.stderr))
+                self.assertIsNone(run.result)
+                self.assertIn(field, run.stderr)
+
+    def test_cuda_graph_modes_are_refused_on_a_cpu_with_the_reason(self):
+        run = Run(ARGS.runner, dict(TINY_GPT_GENERATE, mode="compiled", compile_mode="reduce-overhead"))
+        self.assertEqual(run.result["status"], "unsupported")
+        self.assertIn("CUDA graphs", run.result["error"])
+
+
 class ResolvedJob(unittest.TestCase):
     def test_knobs_the_model_does_not_read_are_dropped_and_named(self):
         runner_module()

@@ -152,13 +152,44 @@ def resolve_job(document, runner_name):
                                           "this runner trains in one process without collectives")
     if job["model"] in ("transformer", "gpt") and job["width"] % job["heads"] != 0:
         raise InvalidJob("heads", f"must divide width ({job['width']}), got {job['heads']}")
+    if job["task"] == "generate":
+        check_generation(document, job, spec)
+    else:
+        del job["prompt_len"], job["new_tokens"]  # generate's alone
     if "dataset_size" not in document:
         del job["dataset_size"]  # resolved into iters; echoed only when given
-    if "iters" not in document:
+    if job["task"] == "generate":
+        job["iters"] = job["new_tokens"] - 1  # the decode steps of a generation
+    elif "iters" not in document:
         job["iters"] = max(1, document.get("dataset_size", job_defaults()["dataset_size"]) // job["batch_size"])
     if job["threads"] == 0:
         job["threads"] = len(os.sched_getaffinity(0))
     return job, ignored
+
+
+def check_generation(document, job, spec):
+    """InvalidJob for a generate job its model cannot run: a model that is
+    no decoder, an iters given, a prompt_len + new_tokens beyond the
+    positions of a built-in decoder (an hf: model's are its runner's to
+    check, once it has built the configuration)."""
+    if "generates" not in spec:
+        decoders = [name for name, entry in sorted(model_catalogue().items()) if "generates" in entry]
+        decoders += [f"{name}: causal language models" for name, entry in sorted(model_libraries().items())
+                     if "generates" in entry]
+        raise InvalidJob("task", f"generate needs a decoder ({', '.join(decoders)}); '{job['model']}' reads "
+                                 f"{spec['inputs']} and generates nothing")
+    if "iters" in document:
+        raise InvalidJob("iters", "a generate job times new_tokens - 1 decode steps an epoch; give new_tokens instead")
+    knob = spec["generates"]["positions"]
+    if knob in job:
+        check_positions(job, job[knob], knob)
+
+
+def check_positions(job, positions, spelled):
+    """InvalidJob("new_tokens") when a generation does not fit `positions`."""
+    if job["prompt_len"] + job["new_tokens"] > positions:
+        raise InvalidJob("new_tokens", f"prompt_len ({job['prompt_len']}) + new_tokens ({job['new_tokens']}) is "
+                                       f"beyond the {positions} positions of '{job['model']}' ({spelled})")
 
 
 def write_result(path, document):
@@ -187,6 +218,7 @@ class Framework:
     """What a runner adds to the harness."""
     MODES = ("eager", "compiled")  # the job modes it runs
     PRECISIONS = ("fp32", "bf16", "fp16")  # the job precisions it runs (fp16: on CUDA)
+    TASKS = ("train", "infer")  # the job tasks it runs (generate: a decoder's, docs/language-models.md)
 
     def versions(self):
         """{"torch": "2.6.0", "cuda": None}: the --version line, framework first."""
@@ -233,6 +265,7 @@ def main(argv, name, make_framework):
         # What it runs: read by agents for their capabilities, checked at submit.
         print("modes " + " ".join(framework.MODES))
         print("precisions " + " ".join(framework.PRECISIONS))
+        print("tasks " + " ".join(framework.TASKS))
         # Where its packages are: the agent keeps its probes while none of these changes (docs/environments.md).
         print("site " + json.dumps([path for path in sys.path if os.path.isdir(path)]))
         return EXIT_OK
@@ -261,6 +294,9 @@ def main(argv, name, make_framework):
                                        for k in ignored], "started_at": utc_now()}
     try:
         framework.run(job, result)
+    except InvalidJob as error:  # what only the built model tells (an hf: model's positions)
+        log.error(f"invalid job: {error}")
+        return EXIT_INVALID
     except Unsupported as error:
         result.update(status="unsupported", error=str(error))
     except Exception as error:  # noqa: BLE001 - the job failed; the result says why

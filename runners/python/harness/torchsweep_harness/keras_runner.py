@@ -193,6 +193,10 @@ class KerasFramework(Framework):
 
     def run(self, job, result):
         warnings = result["warnings"]
+        if job["task"] not in self.TASKS:
+            raise Unsupported(f"task {job['task']}: this runner's Keras models have no key/value-cached decode step "
+                              "(a Keras decoder generates through keras_hub's CausalLM, not this runner's model); the "
+                              "PyTorch runners generate (docs/language-models.md)")
         if job["gpus"] > 1:
             raise Unsupported(f"gpus = {job['gpus']}: this runner runs one process on one device")
         self.set_threads(job)  # before the backend starts (place starts it)

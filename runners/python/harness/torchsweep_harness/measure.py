@@ -223,3 +223,57 @@ class AllocatorProbe:
 
     def end(self):
         return dict(self.report, source=self.source, peak_allocated_bytes=int(self.peak()))
+
+
+def generations(generator, clock, count, new_tokens, on_epoch=lambda epoch, seconds: None):
+    """`count` greedy generations (task generate, docs/language-models.md),
+    each one epoch of the clock: the prefill of the next prompt is its first
+    step, the new_tokens - 1 decode steps the rest; the device is
+    synchronised at the epoch's ends only (by the clock). The generator
+    gives next_prompt(), prefill(prompt) -> the first new token [batch, 1]
+    and decode(token, index) -> the next one, both left on the device.
+    Returns per-generation seconds, prefill seconds, decode step seconds and
+    the last generation's prompt and tokens [batch, new_tokens]."""
+    epoch_seconds, prefill_seconds, step_seconds = [], [], []
+    prompt = tokens = None
+    for epoch in range(count):
+        prompt = generator.next_prompt()
+        clock.begin_epoch()
+        clock.begin_step()
+        token = generator.prefill(prompt)
+        clock.end_step()
+        tokens = [token]
+        for index in range(new_tokens - 1):
+            clock.begin_step()
+            token = generator.decode(token, index)
+            clock.end_step()
+            tokens.append(token)
+        seconds, steps = clock.end_epoch()
+        epoch_seconds.append(seconds)
+        prefill_seconds.append(steps[0])
+        step_seconds.append(steps[1:])
+        on_epoch(epoch, seconds)
+    return epoch_seconds, prefill_seconds, step_seconds, (prompt, tokens)
+
+
+def measure_generation(generator, clock, probe, job, timing):
+    """Warm-up generations (compilation in the first, untimed by the
+    epochs, as for training), then the timed ones with memory in phases:
+    fills `timing` and returns the generation section's measurements and
+    the memory report."""
+    new_tokens = job["new_tokens"]
+    warm_clock = HostClock()
+    first, _ = timed(generator.synchronize, lambda: generations(generator, warm_clock, 1, new_tokens))
+    rest, _ = timed(generator.synchronize,
+                    lambda: generations(generator, warm_clock, max(1, job["warmup"]) - 1, new_tokens))
+    timing.update(warmup_iterations=job["warmup"], first_iteration_seconds=first, warmup_seconds=first + rest)
+    generator.synchronize()
+    probe.begin_timed_phase()
+    epoch_seconds, prefill_seconds, step_seconds, last = generations(
+        generator, clock, job["epochs"], new_tokens,
+        lambda epoch, seconds: report_progress(epoch + 1, job["epochs"], seconds))
+    generator.synchronize()
+    memory = probe.end()
+    timing.update(clock=clock.name, epochs=job["epochs"], iterations_per_epoch=new_tokens - 1,
+                  epoch_seconds=epoch_seconds, step_seconds=step_seconds)
+    return {"prompt_len": job["prompt_len"], "new_tokens": new_tokens, "prefill_seconds": prefill_seconds}, last, memory
