@@ -719,6 +719,40 @@ class Experiment(ExperimentBase):
 
 
 
+def compile_section(torch, job):
+    """execution.compile (docs/compiler.md): the job's torch.compile settings
+    and what Dynamo did, from its counters (torch._dynamo.utils.counters,
+    guard_failures; both cleared when the run starts): graphs captured,
+    graph breaks with their reasons (each reason in full, and counted by its
+    summary: its first line, and the explanation newer versions put on the
+    second), and recompilations with the guards that failed."""
+    from torch._dynamo.utils import counters, guard_failures
+    summaries = {}
+    for reason, count in counters["graph_break"].items():
+        lines = [line.strip() for line in reason.splitlines() if line.strip()]
+        summary = lines[0] + (f": {lines[1].removeprefix('Explanation: ')}" if len(lines) > 1 and
+                              lines[1].startswith("Explanation:") else "")
+        summaries[summary] = summaries.get(summary, 0) + count
+    failures = [reason.splitlines()[0] for reasons in guard_failures.values() for reason in reasons]
+    return {"backend": job["backend"], "compile_mode": job["compile_mode"], "dynamic": job["dynamic"],
+            "fullgraph": job["fullgraph"], "graph_breaks": sum(counters["graph_break"].values()),
+            "graphs": counters["stats"].get("unique_graphs", 0),
+            "break_reasons": sorted(counters["graph_break"].keys()),
+            "top_break_reasons": [{"reason": reason, "count": count} for reason, count in
+                                  sorted(summaries.items(), key=lambda item: (-item[1], item[0]))[:10]],
+            "recompilations": len(failures), "guard_failures": failures[:10]}
+
+
+def execution_section(job, experiment, ran_compiled, fallback_reason, dynamo):
+    """The result's execution: what ran (`dynamo`: compile_section's, or None eager)."""
+    return {"task": job["task"], "mode": "compiled" if ran_compiled else "eager",
+            "compiler": job["backend"] if ran_compiled else "none", "fallback_reason": fallback_reason,
+            "capture_seconds": None, "precision": job["precision"], "autocast_dtype": AUTOCAST_DTYPES[job["precision"]],
+            "device": str(experiment.device), "model_parameters": experiment.parameters,
+            "initial_parameter_l1": experiment.initial_parameter_l1, **start_state.execution_fields(job),
+            "compile": dynamo}
+
+
 class CudaEventClock:
     """The worker's CudaStepClock: a device synchronisation and a host clock
     read at each epoch boundary, steps timed by CUDA event pairs recorded on
@@ -795,7 +829,7 @@ class TorchCompile(Framework):
 
     def run(self, job, result):
         torch = self.torch
-        from torch._dynamo.utils import counters
+        from torch._dynamo.utils import counters, guard_failures
         warnings = result["warnings"]
         torch.set_num_threads(job["threads"])
         if job["interop_threads"] > 0:
@@ -811,6 +845,7 @@ class TorchCompile(Framework):
         compiled = job["mode"] == "compiled"
         torch._dynamo.reset()
         counters.clear()
+        guard_failures.clear()
         # Before any model: the process's baseline.
         probe = CudaMemoryProbe(torch, job["device"]) if job["device"].startswith("cuda") else RssProbe()
         if job["task"] == "generate":
@@ -821,9 +856,7 @@ class TorchCompile(Framework):
         experiment, timing, losses, fallback_reason = prepare(
             lambda mode: Experiment(torch, job, mode == "compiled", feed), job, warnings, log, "torch.compile",
             reset=torch._dynamo.reset)
-        graph_breaks = sum(counters["graph_break"].values())
-        break_reasons = sorted(counters["graph_break"].keys())
-        graphs = counters["stats"].get("unique_graphs", 0)
+        dynamo = compile_section(torch, job) if compiled else None  # what compiling did, before the timed epochs
 
         # Timed epochs: the worker's timed region and clocks; memory in phases.
         clock = (CudaEventClock(torch, experiment.device, job["iters"]) if experiment.device.type == "cuda"
@@ -831,23 +864,14 @@ class TorchCompile(Framework):
         epoch_final, memory, data_report = measure(experiment, clock, probe, job, timing)
 
         ran_compiled = experiment.compiled
-        result["execution"] = {
-            "task": job["task"], "mode": "compiled" if ran_compiled else "eager",
-            "compiler": job["backend"] if ran_compiled else "none", "fallback_reason": fallback_reason,
-            "capture_seconds": None, "precision": job["precision"],
-            "autocast_dtype": AUTOCAST_DTYPES[job["precision"]],
-            "device": str(experiment.device), "model_parameters": experiment.parameters,
-            "initial_parameter_l1": experiment.initial_parameter_l1, **start_state.execution_fields(job),
-            "compile": {"backend": job["backend"], "compile_mode": job["compile_mode"], "dynamic": job["dynamic"],
-                        "fullgraph": job["fullgraph"], "graph_breaks": graph_breaks, "graphs": graphs,
-                        "break_reasons": break_reasons} if compiled else None}
+        result["execution"] = execution_section(job, experiment, ran_compiled, fallback_reason, dynamo)
         if ":" in job["model"]:  # a library's model: no formula in schemas/models.json, so counted
             try:
                 result["execution"]["counted_flops"] = counted_flops(torch, job)
             except Exception as error:  # noqa: BLE001 - the run stands; only its efficiency is missing
                 warnings.append(f"FLOPs not counted on the meta device: {type(error).__name__}: {error}")
-        if ran_compiled and graph_breaks:
-            warnings.append(f"{graph_breaks} graph break(s): part of the model ran eagerly between graphs")
+        if ran_compiled and dynamo["graph_breaks"]:
+            warnings.append(f"{dynamo['graph_breaks']} graph break(s): part of the model ran eagerly between graphs")
         if experiment.scaler:
             result["execution"]["loss_scaling"] = {"initial_scale": experiment.initial_scale,
                                                    "final_scale": experiment.scaler.get_scale(),
@@ -859,7 +883,6 @@ class TorchCompile(Framework):
         the gate after them: eager greedy decoding of the last prompt from
         the same weights must give the same tokens (docs/language-models.md)."""
         torch = self.torch
-        from torch._dynamo.utils import counters
         compiled, warnings = job["mode"] == "compiled", result["warnings"]
         if compiled and not job["device"].startswith("cuda") and job["compile_mode"] in ("reduce-overhead",
                                                                                          "max-autotune"):
@@ -897,17 +920,8 @@ class TorchCompile(Framework):
                     section["first_mismatch"] = int(differ[0])
                     warnings.append(f"compiled greedy decoding differs from eager from new token {int(differ[0])} on "
                                     "(same weights and prompt): the compiled model computes something else")
-        graph_breaks = sum(counters["graph_break"].values())
-        result["execution"] = {
-            "task": "generate", "mode": "compiled" if generation.compiled else "eager",
-            "compiler": job["backend"] if generation.compiled else "none", "fallback_reason": fallback_reason,
-            "capture_seconds": None, "precision": job["precision"], "autocast_dtype": AUTOCAST_DTYPES[job["precision"]],
-            "device": str(experiment.device), "model_parameters": experiment.parameters,
-            "initial_parameter_l1": experiment.initial_parameter_l1, **start_state.execution_fields(job),
-            "compile": {"backend": job["backend"], "compile_mode": job["compile_mode"], "dynamic": job["dynamic"],
-                        "fullgraph": job["fullgraph"], "graph_breaks": graph_breaks,
-                        "graphs": counters["stats"].get("unique_graphs", 0),
-                        "break_reasons": sorted(counters["graph_break"].keys())} if compiled else None}
+        result["execution"] = execution_section(job, experiment, generation.compiled, fallback_reason,
+                                                compile_section(torch, job) if compiled else None)
         result["generation"] = section
         record_measurements(result, timing, {"first_step": None, "second_step": None, "reference_eval": None},
                             [None] * job["epochs"], memory, None)

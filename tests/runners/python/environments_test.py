@@ -11,7 +11,8 @@ job's runner. The LibTorch worker runs in each PyTorch version too, the
 build linked against that environment's LibTorch. Library models
 (torchvision:NAME, timm:NAME) are built by
 each environment's own library, or refused naming its versions; so are
-language models from transformers' configurations (hf:gpt2, hf:bert).
+language models from transformers' configurations (hf:gpt2, hf:bert),
+which also generate (hf:gpt2, hf:llama), eager and compiled.
 Their parameters and FLOPs are checked against the library and
 torch.utils.flop_counter run here.
 
@@ -96,6 +97,14 @@ class Environments(ProcessTestCase):
         sweep_id = submitted.stdout.split()[2].rstrip(":")
         self.wait_finished(sweep_id, jobs)
         return sweep_id
+
+    @staticmethod
+    def stored(db, columns, sweep_id):
+        """The rows of `columns` (of results r) and each result's document, of one sweep."""
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as store:
+            return store.execute(f"SELECT {columns}, d.document FROM results r JOIN result_documents d ON "
+                                 "d.job_id = r.job_id AND d.attempt = r.attempt WHERE r.sweep_id = ?",
+                                 (sweep_id,)).fetchall()
 
     def sweep_states(self, sweep_id):
         status = json.loads(self.torchsweep("status", "--coordinator", f"127.0.0.1:{self.port}", "--json").stdout)
@@ -243,10 +252,7 @@ class Environments(ProcessTestCase):
                         "heads: 4, epochs: 1, warmup: 2, iters: 2, threads: 1}\n"
                         "axes:\n  model: [hf:gpt2, hf:bert]\n  env: [torch-2.6, torch-2.15]\n  mode: [eager, compiled]\n"
                         "include:\n  - {model: hf:llama-3.2-1b, env: torch-2.15, mode: eager}\n", 9)
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as store:
-            ran = store.execute("SELECT r.model, r.env, r.mode, r.status, r.mode_ran, r.error, d.document FROM results r "
-                                "JOIN result_documents d ON d.job_id = r.job_id AND d.attempt = r.attempt "
-                                "WHERE r.sweep_id = ?", (language_id,)).fetchall()
+        ran = self.stored(db, "r.model, r.env, r.mode, r.status, r.mode_ran, r.error", language_id)
         self.assertEqual(len(ran), 9, ran)
         for model, env, mode, status, mode_ran, error, _ in ran:
             self.assertEqual((status, mode_ran), ("ok", mode), (model, env, error))
@@ -256,6 +262,42 @@ class Environments(ProcessTestCase):
                      for model, *_, document in ran if model == "hf:llama-3.2-1b")
         layer = 4 * 64 * 64 + 3 * 64 * 256 + 2 * 64  # q, k, v, o (4 key/value heads: gcd(8, 4)); the MLP; two norms
         self.assertEqual(llama, 128256 * 64 + 2 * layer + 64)
+
+        # Generation (docs/language-models.md) of transformers' causal models
+        # in both versions: DynamicCache eager, StaticCache compiled, and the
+        # gate: compiled greedy tokens equal eager ones.
+        generate_id = self.finished_sweep(
+            "generate", "name: generate\nfixed: {runner: torch-compile, task: generate, batch_size: 2, width: 64, "
+                        "depth: 2, heads: 4, prompt_len: 8, new_tokens: 6, epochs: 2, warmup: 1, threads: 1}\n"
+                        "axes:\n  model: [hf:gpt2, hf:llama]\n  env: [torch-2.6, torch-2.15]\n"
+                        "  mode: [eager, compiled]\n", 8)
+        generated = self.stored(db, "r.model, r.env, r.mode_ran, r.status, r.error, r.tokens_match, r.decode_p50_s",
+                                generate_id)
+        self.assertEqual(len(generated), 8, generated)
+        tokens = {}
+        for model, env, mode_ran, status, error, match, decode_p50, document in generated:
+            self.assertEqual(status, "ok", (model, env, error))
+            self.assertEqual(match, 1 if mode_ran == "compiled" else None, (model, env, mode_ran))
+            self.assertGreater(decode_p50, 0)
+            generation = json.loads(document)["generation"]
+            self.assertEqual(generation["cache"], "static" if mode_ran == "compiled" else "dynamic")
+            tokens.setdefault((model, env), []).append(generation["tokens"])
+        for case, lists in tokens.items():
+            self.assertEqual(lists[0], lists[1], case)  # eager and compiled, the same weights and prompts
+        # Refused by the runner, naming the field: a masked model, and a
+        # generation beyond GPT-2's 1024 positions (the model type's own).
+        for document, field in (({"model": "hf:bert"}, "task"),
+                                ({"model": "hf:gpt2", "prompt_len": 1000, "new_tokens": 100}, "new_tokens")):
+            job = self.folder / "generate.json"
+            job.write_text(json.dumps(dict({"schema_version": 1, "task": "generate", "batch_size": 1, "width": 64,
+                                            "depth": 1, "heads": 4}, **document)))
+            refused = subprocess.run([ARGS.newest_python, str(pathlib.Path(ARGS.torchsweep).parent /
+                                                              "torchsweep-torch-compile"),
+                                      "--job", str(job), "--out", str(self.folder / "refused.json")],
+                                     capture_output=True, text=True, timeout=300)
+            self.assertEqual(refused.returncode, 2, refused.stderr)
+            self.assertIn(f"invalid job: {field}: ", refused.stderr)
+            self.assertFalse((self.folder / "refused.json").exists())
 
         # Parameters and FLOPs as the library and torch.utils.flop_counter
         # give them here, on real tensors, against what the runner reported

@@ -336,6 +336,54 @@ class Generation(unittest.TestCase):
         self.assertIn("CUDA graphs", run.result["error"])
 
 
+# A user's model with a deliberate graph break: a print between its layers.
+BREAKY = """\
+import torch
+
+
+class Breaky(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first, self.second = torch.nn.Linear(16, 32), torch.nn.Linear(32, 10)
+
+    def forward(self, x):
+        h = self.first(x)
+        print("between the layers")
+        return self.second(torch.relu(h))
+
+
+def build(job):
+    return {"module": Breaky(),
+            "make_batch": lambda n, device: (torch.randn(n, 16, device=device), torch.randint(10, (n,), device=device))}
+"""
+
+
+class CompilerDiagnostics(unittest.TestCase):
+    """What Dynamo did (docs/compiler.md), from its own counters."""
+
+    def test_a_graph_break_is_counted_with_its_reason_and_nothing_recompiles(self):
+        with tempfile.TemporaryDirectory(prefix="ts_breaky_") as root:
+            pathlib.Path(root, "breaky.py").write_text(BREAKY)
+            run = Run(ARGS.runner, {"schema_version": 1, "model": "python:breaky:build", "model_root": root,
+                                    "mode": "compiled", "batch_size": 4, "epochs": 1, "warmup": 2, "iters": 2,
+                                    "threads": 1})
+        self.assertEqual(run.exit_code, 0, run.stderr)
+        dynamo = run.result["execution"]["compile"]
+        self.assertGreaterEqual(dynamo["graph_breaks"], 1, dynamo)
+        self.assertGreaterEqual(dynamo["graphs"], 2, dynamo)  # one before the print, one after
+        top = dynamo["top_break_reasons"][0]
+        self.assertIn("print", top["reason"], dynamo)
+        self.assertEqual(top["count"], dynamo["graph_breaks"], dynamo)
+        self.assertEqual((dynamo["recompilations"], dynamo["guard_failures"]), (0, []), dynamo)
+        self.assertTrue(any("graph break" in warning for warning in run.result["warnings"]), run.result["warnings"])
+
+    def test_a_generation_compiles_its_prefill_and_its_decode_step_once_each(self):
+        run = Run(ARGS.runner, dict(TINY_GPT_GENERATE, mode="compiled"))
+        dynamo = run.result["execution"]["compile"]
+        self.assertEqual((dynamo["graph_breaks"], dynamo["recompilations"]), (0, 0), dynamo)
+        self.assertEqual(dynamo["graphs"], 2, dynamo)
+
+
 class ResolvedJob(unittest.TestCase):
     def test_knobs_the_model_does_not_read_are_dropped_and_named(self):
         runner_module()
