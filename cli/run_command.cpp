@@ -136,10 +136,12 @@ void print_results(store::Store& store, const std::string& sweep_id, const std::
   options.filter.sweeps = {sweep_id};
   // A language model's throughput in tokens too, and a generation's prefill and per-token decode
   // latency (docs/language-models.md), where the sweep has them.
-  options.metrics = {"epoch_time",     "samples_per_s", "tokens_per_s", "prefill_time",
-                     "decode_latency", "decode_p99",    "peak_memory",  "mfu"};
+  // Compiled configurations: the compile time (the first iteration's) and the accuracy gate's worst
+  // deviation; `inaccurate` counts runs that failed the gate (docs/compiler.md).
+  options.metrics = {"epoch_time", "samples_per_s", "tokens_per_s", "prefill_time", "decode_latency",
+                     "decode_p99", "peak_memory",   "mfu",          "compile_time", "accuracy_deviation"};
   auto plain = readers::query(store.database(), options);
-  for (const char* optional : {"tokens_per_s", "prefill_ms", "decode_p50_ms", "decode_p99_ms"}) {
+  for (const char* optional : {"tokens_per_s", "prefill_ms", "decode_p50_ms", "decode_p99_ms", "accuracy_deviation"}) {
     const auto column = readers::column_of(plain, optional);
     if (std::any_of(plain.rows.begin(), plain.rows.end(), [&](const auto& row) { return !row[column].is_null(); })) {
       continue;

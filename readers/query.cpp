@@ -144,7 +144,7 @@ Table compared_table(Database& database, const Condition& condition, const Query
     for (const auto& value : comparison.values) table.columns.push_back(metrics.metrics[m]->column + ":" + value);
   }
   for (const char* column : {"speedup", "speedup_low", "speedup_high", "memory_reduction", "memory_reduction_low",
-                             "memory_reduction_high", "memory_field"})
+                             "memory_reduction_high", "memory_field", "inaccurate"})
     table.columns.push_back(column);
   for (const auto& group : grouping.groups) {
     auto row = group.key;
@@ -165,6 +165,8 @@ Table compared_table(Database& database, const Condition& condition, const Query
                                : EstimateCells{};
     row.insert(row.end(), reduction.begin(), reduction.end());
     row.push_back(memory_field_text(*memory_metric, group.fields));
+    // A speedup of a model that computes something else is no speedup (docs/compiler.md).
+    row.push_back(group.inaccurate[0] + group.inaccurate[1]);
     table.rows.push_back(std::move(row));
   }
   return table;
@@ -218,7 +220,8 @@ Table summary_table(Database& database, const Condition& condition, const QueryO
 
   Table table{group_names, {}};
   table.columns.push_back("runs");
-  table.columns.push_back("flagged");  // runs flagged noisy or warmup_insufficient
+  table.columns.push_back("flagged");     // runs flagged noisy or warmup_insufficient
+  table.columns.push_back("inaccurate");  // runs whose compiled step failed the accuracy gate
   if (judged) table.columns.push_back("baseline_runs");
   for (std::size_t m = 0; m < metrics.shown; ++m) {
     const auto& metric = *metrics.metrics[m];
@@ -254,6 +257,7 @@ Table summary_table(Database& database, const Condition& condition, const QueryO
     auto row = group.key;
     row.push_back(static_cast<int64_t>(current[0].size()));
     row.push_back(group.flagged[0]);
+    row.push_back(group.inaccurate[0]);
     if (judged) row.push_back(static_cast<int64_t>(base[0].size()));
     for (std::size_t m = 0; m < metrics.shown; ++m) {
       row.push_back(median_or_null(current[m]));
@@ -397,7 +401,7 @@ Table suite_summary(Database& database, const QueryOptions& options, const std::
     return key;
   };
   struct Tally {
-    int64_t configurations = 0, passed = 0;
+    int64_t configurations = 0, passed = 0, inaccurate = 0;
     double log_sum = 0;
   };
   std::map<std::string, std::pair<nlohmann::json, Tally>> tallies;  // by the key's text, in its order
@@ -410,17 +414,22 @@ Table suite_summary(Database& database, const QueryOptions& options, const std::
     const auto speedup = row.value("speedup", nlohmann::json());
     if (!speedup.is_number() || speedup.get<double>() <= 0) continue;
     auto& [key, tally] = tallies[key_of(row).dump()];
+    // As the compiler dashboard counts: fast and wrong does not pass (docs/compiler.md).
+    if (row.value("inaccurate", int64_t{0}) > 0) {
+      ++tally.inaccurate;
+      continue;
+    }
     ++tally.passed;
     tally.log_sum += std::log(speedup.get<double>());
   }
   Table table;
   table.columns = summary_by;
-  table.columns.insert(table.columns.end(), {"configurations", "passed", "geomean_speedup"});
+  table.columns.insert(table.columns.end(), {"configurations", "passed", "inaccurate", "geomean_speedup"});
   for (const auto& [text, entry] : tallies) {
     const auto& [key, tally] = entry;
     std::vector<nlohmann::json> row(key.begin(), key.end());
     row.insert(row.end(),
-               {tally.configurations, tally.passed,
+               {tally.configurations, tally.passed, tally.inaccurate,
                 tally.passed > 0 ? nlohmann::json(std::exp(tally.log_sum / static_cast<double>(tally.passed)))
                                  : nlohmann::json(nullptr)});
     table.rows.push_back(std::move(row));

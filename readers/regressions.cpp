@@ -2,17 +2,19 @@
 
 #include <map>
 
+#include "readers/vocabulary.hpp"
+
 namespace ts::readers {
 
 namespace {
 
-// query --baseline on the epoch time, for one purpose of the judged runs.
+// query --baseline on the options' metric, for one purpose of the judged runs.
 Table judged(Database& database, const RegressionOptions& options, const std::string& baseline_id,
              const std::string& purpose) {
   QueryOptions query_options;
   query_options.filter = options.filter;
   query_options.filter.purpose = purpose;
-  query_options.metrics = {"epoch_time"};
+  query_options.metrics = {options.metric};
   query_options.baseline = baseline_id;
   query_options.regression = options.rule;
   return query(database, query_options);
@@ -28,8 +30,11 @@ Table regressions(Database& database, const RegressionOptions& options) {
   const auto reruns = judged(database, options, baseline_id, "confirmation");
 
   const auto runs = column_of(planned, "runs");  // the group's axes come before it
-  const std::vector<std::string> copied{
-      "runs", "baseline_runs", "epoch_time_s", "baseline_epoch_time_s", "epoch_time_change", "p_value", "verdict"};
+  // A pointer: GCC 14 takes a reference bound through the temporary option name for a dangling one.
+  const Metric* metric = &metric_named(options.metric, "--metric");
+  const auto change_column = metric->name + "_change";
+  const std::vector<std::string> copied{"runs",        "baseline_runs", metric->column, "baseline_" + metric->column,
+                                        change_column, "p_value",       "verdict"};
   std::map<std::vector<nlohmann::json>, const std::vector<nlohmann::json>*> rerun_of;  // by the group's axes
   for (const auto& row : reruns.rows) {
     if (row[column_of(reruns, "runs")].get<int64_t>() > 0) {
@@ -39,7 +44,7 @@ Table regressions(Database& database, const RegressionOptions& options) {
 
   Table table;
   table.columns.assign(planned.columns.begin(), planned.columns.begin() + static_cast<std::ptrdiff_t>(runs));
-  for (const auto& name : copied) table.columns.push_back(name == "epoch_time_change" ? "change" : name);
+  for (const auto& name : copied) table.columns.push_back(name == change_column ? "change" : name);
   for (const char* name : {"rerun_runs", "rerun_change", "rerun_p_value", "rerun_verdict", "classification"})
     table.columns.push_back(name);
   for (const auto& row : planned.rows) {
@@ -52,13 +57,13 @@ Table regressions(Database& database, const RegressionOptions& options) {
     if (rerun != rerun_of.end()) {
       const auto& other = *rerun->second;
       rerun_verdict = other[column_of(reruns, "verdict")].get<std::string>();
-      out.insert(out.end(), {other[column_of(reruns, "runs")], other[column_of(reruns, "epoch_time_change")],
+      out.insert(out.end(), {other[column_of(reruns, "runs")], other[column_of(reruns, change_column)],
                              other[column_of(reruns, "p_value")], rerun_verdict});
     } else {
       out.insert(out.end(), {0, nullptr, nullptr, nullptr});
     }
     std::string classification;
-    const auto& change = row[column_of(planned, "epoch_time_change")];
+    const auto& change = row[column_of(planned, change_column)];
     const auto current_runs = static_cast<std::size_t>(row[runs].get<int64_t>());
     const auto& base_runs_cell = row[column_of(planned, "baseline_runs")];
     const auto base_runs = static_cast<std::size_t>(base_runs_cell.is_number() ? base_runs_cell.get<int64_t>() : 0);

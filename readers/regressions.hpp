@@ -20,10 +20,14 @@ struct RegressionOptions {
   ResultFilter filter;   // the sweep(s) judged; its purpose is ignored
   std::string baseline;  // sweep id, name or tag (as query --baseline)
   RegressionRule rule;
+  // The metric judged (readers/vocabulary.hpp): the epoch time, or another
+  // such as compile_time (docs/compiler.md).
+  std::string metric = "epoch_time";
 };
 
 // One row per group of the judged results or the baseline: the group's
-// axes, runs, baseline_runs, epoch_time_s, baseline_epoch_time_s, change,
+// axes, runs, baseline_runs, the metric's column and baseline_ column (e.g.
+// epoch_time_s, baseline_epoch_time_s), change,
 // p_value, verdict (as query --baseline), rerun_runs, rerun_change,
 // rerun_p_value, rerun_verdict and classification (above; empty for groups
 // that are not worse).

@@ -5,6 +5,8 @@
 #include <set>
 
 #include "readers/change_points.hpp"
+#include "readers/compiler_figures.hpp"
+#include "readers/labels.hpp"
 #include "readers/regressions.hpp"
 #include "readers/report_assets.hpp"
 #include "readers/sql_parts.hpp"
@@ -91,22 +93,6 @@ std::vector<std::string> ids_of(const std::vector<SweepRow>& sweeps) {
   std::vector<std::string> ids;
   for (const auto& sweep : sweeps) ids.push_back(sweep.id);
   return ids;
-}
-
-// "resnet18 train bs16 fp32 eager 1 gpu(s) libtorch (CPU model)": a configuration's name on the page.
-std::string label_of(const nlohmann::json& row, const std::vector<std::string>& axes) {
-  std::string text;
-  for (const auto& axis : axes) {
-    if (!row.contains(axis) || row.at(axis).is_null()) continue;
-    auto value = json_text(row.at(axis));
-    if (axis == "batch_size") value = "bs" + value;
-    if (axis == "seq_len") value = "seq" + value;
-    if (axis == "prompt_len") value = "prompt" + value;
-    if (axis == "new_tokens") value = "+" + value + " tokens";
-    if (axis == "gpus") value += value == "1" ? " rank" : " ranks";
-    text += (text.empty() ? "" : " ") + value;
-  }
-  return text;
 }
 
 // Task generate's configurations (docs/language-models.md): per-token
@@ -231,7 +217,8 @@ void add_speedups(const Table& table, const std::string& compared_axis, const st
          {"speedup", row.at("speedup")},
          {"low", row.at("speedup_low")},
          {"high", row.at("speedup_high")},
-         {"memory_reduction", row.at("memory_reduction")}});
+         {"memory_reduction", row.at("memory_reduction")},
+         {"inaccurate", row.at("inaccurate")}});
   }
 }
 
@@ -308,20 +295,21 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
   data["sweeps"] = sweeps;
   if (current.empty()) {
     notes.push_back("The store holds no sweep yet: nothing to report.");
-    data["summary"] = {{"configurations", 0}, {"runs", 0}, {"failures", 0}, {"flagged", 0}};
+    data["summary"] = {{"configurations", 0}, {"runs", 0}, {"failures", 0}, {"flagged", 0}, {"inaccurate", 0}};
     return data;
   }
 
   QueryOptions plain_options;
   plain_options.filter = filter;
-  plain_options.metrics = {"epoch_time",    "samples_per_s", "tokens_per_s", "peak_memory",
-                           "warmup_memory", "compile_time",  "mfu"};
+  plain_options.metrics = {"epoch_time",   "samples_per_s", "tokens_per_s",       "peak_memory", "warmup_memory",
+                           "compile_time", "mfu",           "accuracy_deviation", "graph_breaks"};
   const auto plain = query(database, plain_options);
   auto configurations = row_objects(plain);
-  int64_t runs = 0, flagged = 0, most_runs = 0;
+  int64_t runs = 0, flagged = 0, inaccurate = 0, most_runs = 0;
   for (auto& row : configurations) {
     runs += row.at("runs").get<int64_t>();
     flagged += row.at("flagged").get<int64_t>();
+    inaccurate += row.at("inaccurate").get<int64_t>();
     most_runs = std::max(most_runs, row.at("runs").get<int64_t>());
     row["configuration"] = label_of(row, configuration_axes());
     if (const auto* spec = spec_for(database, current, row)) row["reproduce"] = reproduce_command(*spec, row);
@@ -331,8 +319,11 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
       database, "SELECT COUNT(*) FROM jobs WHERE state = 'failed' AND sweep_id IN (" + placeholders(ids.size()) + ")",
       ids);
   data["configurations"] = {{"columns", plain.columns}, {"rows", configurations}};
-  nlohmann::json summary{
-      {"configurations", configurations.size()}, {"runs", runs}, {"failures", failures}, {"flagged", flagged}};
+  nlohmann::json summary{{"configurations", configurations.size()},
+                         {"runs", runs},
+                         {"failures", failures},
+                         {"flagged", flagged},
+                         {"inaccurate", inaccurate}};
   if (configurations.empty()) notes.push_back("No successful result in the selection: no figures to show.");
   if (!configurations.empty() && most_runs < static_cast<int64_t>(stats::minimum_runs_for_interval)) {
     notes.push_back("Every configuration has fewer than " + std::to_string(stats::minimum_runs_for_interval) +
@@ -408,6 +399,7 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
   data["throughput"] = throughput;
   data["scaling"] = scaling;
   data["generation"] = generation_figures(database, plain_options);
+  data["compiler"] = compiler_figures(database, plain_options);
 
   std::string baseline_id;
   if (!options.baseline.empty()) {
@@ -426,6 +418,19 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
     for (const char* key : {"regressions", "improvements", "confirmed", "unconfirmed", "suspicious"})
       summary[key] = counted[key];
     summary["flagged_regressions"] = counted["flagged"];  // "flagged" counts the noisy runs
+    // Compile time judged too, on the compiled runs: a night whose compile doubled regressed (docs/compiler.md).
+    RegressionOptions compile_options = regression_options;
+    compile_options.metric = "compile_time";
+    compile_options.filter.where.emplace_back("mode", "compiled");
+    const auto compile_table = regressions(database, compile_options);
+    if (!compile_table.rows.empty()) {
+      data["compile_regressions"] = table_json(compile_table);
+      int64_t compile_regressions = 0;
+      for (const auto& row : data["compile_regressions"]["rows"]) {
+        compile_regressions += row.at("verdict") == "regressed" ? 1 : 0;
+      }
+      summary["compile_time_regressions"] = compile_regressions;
+    }
   }
   data["summary"] = summary;
 

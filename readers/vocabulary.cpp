@@ -65,6 +65,12 @@ const std::vector<Axis>& axis_table() {
       {"agent", "r.agent"},
       {"sweep", "r.sweep_id"},
       {"status", "r.status"},
+      // The accuracy gate's verdict on a compiled run; none for eager runs (docs/compiler.md).
+      {"accuracy", "COALESCE(r.accuracy, 'none')"},
+      // A torch.compile job's mode and the compiler caches it started with (docs/compiler.md): not
+      // default axes, so compiled and eager runs of a configuration still pair.
+      {"compile_mode", "r.compile_mode", true},
+      {"compile_cache", "r.compile_cache", true},
       {"data", "r.data"},  // synthetic, or the imagefolder dataset's folder
       // Whether NVML saw a GPU of the job slow itself down (docs/gpu-telemetry.md).
       {"throttled", "CASE r.throttled WHEN 1 THEN 'yes' WHEN 0 THEN 'no' ELSE 'unknown' END"},
@@ -92,6 +98,10 @@ const std::vector<Metric>& metric_table() {
       {"achieved_flops", "achieved_tflops_per_s", "r.achieved_flops_per_s", 1e-12, true},
       {"mfu", "mfu", "r.mfu", 1, true},
       {"compile_time", "compile_time_s", "r.compile_s"},
+      // What the compiler did (docs/compiler.md).
+      {"graph_breaks", "graph_breaks", "r.graph_breaks"},
+      {"recompilations", "recompilations", "r.recompilations"},
+      {"accuracy_deviation", "accuracy_deviation", "r.accuracy_deviation"},
       {"warmup_time", "warmup_time_s", "r.warmup_s"},
       {"input_stall", "input_stall", "r.input_stall_fraction"},
       {"loader_throughput", "loader_images_per_s", "r.loader_images_per_s", 1, true},

@@ -1,5 +1,6 @@
 #include "agent/judge/judge.hpp"
 
+#include "agent/judge/accuracy_gate.hpp"
 #include "agent/judge/efficiency.hpp"
 #include "agent/judge/generation_summary.hpp"
 #include "agent/judge/input_stalls.hpp"
@@ -14,6 +15,7 @@ void judge(nlohmann::json& result, const JudgeInputs& inputs) {
   summarize_timing(result);
   summarize_generation(result);
   judge_input_stalls(result);
+  judge_accuracy(result);
   if (job_fields::get<int64_t>(result.at("job"), "warmup") == 0) {
     result["warnings"].push_back(
         "warmup is 0: only the first iteration (compilation) ran before the timed epochs; allocator growth and "

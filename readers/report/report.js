@@ -155,6 +155,43 @@
     });
   }
 
+  // The compiler dashboard's chart: each configuration's compiled compile time against its speedup,
+  // a line at no speedup; a configuration with runs failing the accuracy gate drawn as a cross.
+  function compileChart(parent, points) {
+    const width = chartWidth(parent);
+    const values = points.map(function (p) {
+      return { label: p.configuration, compile_s: p.compile_s, speedup: p.speedup,
+               accuracy: p.inaccurate > 0 ? "inaccurate" : "accurate" };
+    });
+    return chart(parent, "compile", "Compile time (capture and first iteration) against speedup, one point per " +
+      "configuration; crosses failed the accuracy gate.", {
+      $schema: "https://vega.github.io/schema/vega/v5.json",
+      width: width - 80, height: 220, padding: 4,
+      data: [{ name: "points", values: values }],
+      scales: [
+        { name: "x", type: "linear", zero: true, nice: true, range: "width", domain: { data: "points", field: "compile_s" } },
+        { name: "y", type: "linear", zero: false, nice: true, range: "height",
+          domain: { fields: [{ data: "points", field: "speedup" }, { signal: "[1]" }] } },
+        { name: "shape", type: "ordinal", domain: ["accurate", "inaccurate"], range: ["circle", "cross"] },
+        { name: "color", type: "ordinal", domain: ["accurate", "inaccurate"], range: ["#1f77b4", "#d62728"] }
+      ],
+      axes: [
+        { orient: "bottom", scale: "x", title: "compile time (s)", grid: true },
+        { orient: "left", scale: "y", title: "speedup (×)", grid: true }
+      ],
+      legends: [{ shape: "shape", fill: "color", orient: "bottom", title: "accuracy gate" }],
+      marks: [
+        { type: "rule", encode: { update: { y: { scale: "y", value: 1 }, x: { value: 0 }, x2: { signal: "width" },
+          stroke: { value: "#555" }, strokeDash: { value: [4, 3] } } } },
+        { type: "symbol", from: { data: "points" }, encode: { update: {
+          x: { scale: "x", field: "compile_s" }, y: { scale: "y", field: "speedup" },
+          shape: { scale: "shape", field: "accuracy" }, fill: { scale: "color", field: "accuracy" },
+          stroke: { value: "#000" }, size: { value: 70 },
+          tooltip: { signal: "datum.label + ': ' + format(datum.speedup, '.3f') + '× after ' + format(datum.compile_s, '.2f') + ' s'" } } } }
+      ]
+    });
+  }
+
   function throughputChart(parent, model, rows) {
     const width = chartWidth(parent);
     const labelRoom = Math.min(190, Math.round(width * 0.35));
@@ -279,9 +316,11 @@
 
   const summary = section("Summary", "summary");
   const entries = [["configurations", "configurations"], ["runs", "runs"], ["failures", "failed jobs"],
-    ["flagged", "runs flagged noisy or short warm-up"], ["regressions", "regressions"], ["improvements", "improvements"],
+    ["flagged", "runs flagged noisy or short warm-up"], ["inaccurate", "compiled runs failing the accuracy gate"],
+    ["regressions", "regressions"], ["improvements", "improvements"],
     ["confirmed", "confirmed regressions"], ["unconfirmed", "unconfirmed regressions"],
-    ["flagged_regressions", "regressions awaiting confirmation"], ["suspicious", "suspicious (too few runs)"]];
+    ["flagged_regressions", "regressions awaiting confirmation"], ["suspicious", "suspicious (too few runs)"],
+    ["compile_time_regressions", "compile-time regressions"]];
   const list = element("dl", { className: "summary" });
   for (const [key, label] of entries) {
     if (data.summary[key] === undefined) continue;
@@ -290,22 +329,33 @@
   summary.append(list);
   for (const text of data.notes) note(summary, text);
 
-  if (data.regressions) {
-    const regressions = section("Regressions against the baseline", "regressions");
-    note(regressions, "Rule: two-sided Mann–Whitney p below alpha and the median epoch time worse than the threshold. " +
-      "confirmed: the confirmation reruns (torchsweep confirm) are flagged too; unconfirmed: they are not; " +
-      "flagged: not rerun yet; suspicious: worse, but too few runs for the test to fire.");
-    const rows = data.regressions.rows.filter(function (row) { return row.runs > 0 || row.baseline_runs > 0; });
-    const columns = data.regressions.columns.slice(0, data.regressions.columns.indexOf("runs"))
+  // A regressions table (readers/regressions.hpp) of one judged metric.
+  function regressionTable(into, table) {
+    const rows = table.rows.filter(function (row) { return row.runs > 0 || row.baseline_runs > 0; });
+    const columns = table.columns.slice(0, table.columns.indexOf("runs"))
       .filter(function (c) { return c !== "task" && c !== "device_name"; })
       .map(function (c) { return [c, c]; });
-    sortableTable(regressions, columns.concat([
+    sortableTable(into, columns.concat([
       ["runs", "runs"], ["baseline_runs", "baseline runs"], ["change", "change", percent],
       ["p_value", "p", function (v) { return number(v, 2); }],
       ["verdict", "verdict", function (v) { return element("span", { className: "verdict-" + v, text: v === "regressed" ? "▲ regressed" : v === "improved" ? "▼ improved" : String(v) }); }],
       ["rerun_change", "rerun change", percent], ["rerun_verdict", "rerun verdict"],
       ["classification", "classification", function (v) { return v ? element("span", { className: "classification-" + v, text: v }) : "-"; }]
     ]), rows, function (row) { return { "data-verdict": row.verdict, "data-classification": row.classification || "" }; });
+  }
+
+  if (data.regressions) {
+    const regressions = section("Regressions against the baseline", "regressions");
+    note(regressions, "Rule: two-sided Mann–Whitney p below alpha and the median epoch time worse than the threshold. " +
+      "confirmed: the confirmation reruns (torchsweep confirm) are flagged too; unconfirmed: they are not; " +
+      "flagged: not rerun yet; suspicious: worse, but too few runs for the test to fire.");
+    regressionTable(regressions, data.regressions);
+  }
+  if (data.compile_regressions) {
+    const compileRegressions = section("Compile-time regressions against the baseline", "compile-regressions");
+    note(compileRegressions, "The same rule on the compiled runs' compile time (capture and first iteration): " +
+      "a night whose compile time grew past the threshold regressed, however fast it then ran.");
+    regressionTable(compileRegressions, data.compile_regressions);
   }
 
   const speedups = section("Speedups", "speedups");
@@ -315,14 +365,16 @@
     // The comparison joins the row's name only when there is more than one kind.
     const kinds = new Set(data.speedups.map(function (s) { return s.comparison; }));
     const rows = data.speedups.map(function (s) {
-      return { label: s.configuration + (kinds.size > 1 ? " · " + s.comparison : ""), group: s.comparison,
+      // A model that computes something else compiled has no speedup to speak of (docs/compiler.md).
+      return { label: s.configuration + (kinds.size > 1 ? " · " + s.comparison : "") + (s.inaccurate ? " · inaccurate" : ""),
+               group: s.comparison,
                estimate: s.speedup, low: s.low, high: s.high, suffix: "×" };
     });
     intervalChart(speedups, "speedup", "Speedups per configuration with their 95% intervals.", rows, 1, "speedup (×)");
     sortableTable(speedups, [["configuration", "configuration"], ["comparison", "comparison"],
       ["speedup", "speedup", function (v, row) { return interval(v, row.low, row.high, "×"); }],
       ["reference_runs", "runs (reference)"], ["other_runs", "runs (other)"],
-      ["memory_reduction", "memory reduction", percent]], data.speedups);
+      ["memory_reduction", "memory reduction", percent], ["inaccurate", "inaccurate runs"]], data.speedups);
   } else {
     note(speedups, "No configuration ran both sides of a comparison (eager and compiled, or two runners).");
   }
@@ -333,8 +385,36 @@
       "that ran (failed ones included), how many passed (a speedup from successful runs of both modes) and the " +
       "geometric mean of their compiled speedups (torchsweep query --compare mode --summary).");
     sortableTable(suite, [["runner", "runner"], ["env", "environment"], ["configurations", "configurations"],
-      ["passed", "passed"], ["geomean_speedup", "geomean speedup", function (v) { return v === null ? "-" : number(v, 3) + "×"; }]],
+      ["passed", "passed"], ["inaccurate", "inaccurate"], ["geomean_speedup", "geomean speedup", function (v) { return v === null ? "-" : number(v, 3) + "×"; }]],
       data.suite);
+  }
+
+  const compiler = data.compiler || {};
+  if ((compiler.points || []).length || (compiler.accuracy || []).length || (compiler.break_reasons || []).length) {
+    const compilerSection = section("What the compiler did", "compiler");
+    note(compilerSection, "docs/compiler.md: every compiled step is held to eager from the same weights and batch; " +
+      "graph breaks and compile time come from PyTorch's own counters.");
+    if (compiler.points.length) {
+      compileChart(compilerSection, compiler.points);
+      note(compilerSection, "A point far right and low pays its compile time back slowly: the compile time divided by the " +
+        "time a step saves is the steps it takes to break even.");
+    }
+    if (compiler.accuracy.length) {
+      compilerSection.append(element("h3", { text: "Accuracy gate, compiled runs per runner and mode" }));
+      sortableTable(compilerSection, [["runner", "runner"], ["mode", "compile mode"], ["passed", "passed"], ["failed", "failed"],
+        ["skipped", "skipped"]],
+        compiler.accuracy);
+    }
+    if (compiler.break_reasons.length) {
+      compilerSection.append(element("h3", { text: "Graph breaks by reason" }));
+      sortableTable(compilerSection, [["reason", "reason"], ["breaks", "breaks"], ["runs", "runs"], ["models", "models"]],
+        compiler.break_reasons);
+    }
+    if (compiler.cache.length) {
+      compilerSection.append(element("h3", { text: "Compile time, cold and warm caches" }));
+      sortableTable(compilerSection, [["configuration", "configuration"], ["cold_s", "cold s", number], ["warm_s", "warm s", number]],
+        compiler.cache);
+    }
   }
 
   const throughput = section("Throughput against batch size", "throughput");
@@ -379,7 +459,8 @@
   if (data.configurations && data.configurations.rows.length) {
     sortableTable(configurations, [["configuration", "configuration"], ["runs", "runs"], ["flagged", "flagged"],
       ["epoch_time_s", "epoch s", number], ["samples_per_s", "samples/s", number], ["peak_memory_mib", "peak MiB", number],
-      ["compile_time_s", "compile s", number],
+      ["compile_time_s", "compile s", number], ["graph_breaks", "graph breaks", number],
+      ["inaccurate", "inaccurate"], ["accuracy_deviation", "accuracy deviation", number],
       ["reproduce", "reproduce", function (v) {
         if (!v) return "-";
         return element("details", {}, [element("summary", { text: "command" }), element("code", { className: "command", text: v })]);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 
+#include "runners/libtorch/accuracy_check.hpp"
 #include "runners/libtorch/data/synthetic_data.hpp"
 #include "runners/libtorch/device.hpp"
 #include "runners/libtorch/distributed/module_state.hpp"
@@ -32,7 +33,8 @@ namespace {
 // Cross-entropy in fp32 against class indices; over every position of a
 // language model's [batch, seq, vocab] logits.
 torch::Tensor class_loss(const torch::Tensor& logits, const torch::Tensor& targets) {
-  const auto scores = logits.to(torch::kFloat);
+  // fp32 at least: the accuracy gate's float64 reference keeps its width.
+  const auto scores = logits.scalar_type() == torch::kDouble ? logits : logits.to(torch::kFloat);
   if (scores.dim() == 3) return torch::nn::functional::cross_entropy(scores.flatten(0, 1), targets.flatten());
   return torch::nn::functional::cross_entropy(scores, targets);
 }
@@ -222,6 +224,74 @@ void Experiment::run_timed_epochs(TimingReport& timing, LossReport& loss, Memory
   if (!early_losses_.empty()) loss.first_step = read(early_losses_[0]);
   if (early_losses_.size() > 1) loss.second_step = read(early_losses_[1]);
   loss.reference_eval = reference_eval_;
+}
+
+nlohmann::json Experiment::accuracy_check() {
+  // Beyond this many parameters no float64 copy is made: eager at the job's precision is the reference.
+  constexpr int64_t kFloat64ReferenceMaxParameters = 1'000'000'000;
+  const Batch& batch = reference_ ? *reference_ : data_->peek();
+  auto& module = *model_.module;
+  const auto state_of = [&] {
+    auto all = module.parameters();
+    for (const auto& buffer : module.buffers()) all.push_back(buffer);
+    return all;
+  };
+  std::vector<torch::Tensor> saved;
+  {
+    torch::NoGradGuard no_grad;
+    for (const auto& tensor : state_of()) saved.push_back(tensor.detach().clone());
+  }
+  const auto restore = [&] {
+    torch::NoGradGuard no_grad;
+    const auto live = state_of();
+    for (std::size_t i = 0; i < live.size(); ++i) live[i].copy_(saved[i]);
+  };
+  const auto clear_gradients = [&] {
+    for (auto& parameter : module.parameters()) parameter.mutable_grad() = torch::Tensor();
+  };
+  const bool train = job_.task == Task::train;
+  const auto one_step = [&](ForwardPath& path, const torch::Tensor& inputs) {
+    restore();
+    clear_gradients();
+    torch::manual_seed(static_cast<uint64_t>(job_.seed));
+    StepTensors tensors;
+    if (train) {
+      const auto logits = path.forward(inputs);
+      const auto loss = class_loss(logits, batch.targets);
+      loss.backward();
+      tensors.emplace_back("output", logits.detach());
+      tensors.emplace_back("loss", loss.detach());
+      for (const auto& named : module.named_parameters()) {
+        if (named.value().grad().defined()) tensors.emplace_back("grad:" + named.key(), named.value().grad().clone());
+      }
+    } else {
+      torch::NoGradGuard no_grad;
+      tensors.emplace_back("output", path.forward(inputs));
+    }
+    clear_gradients();
+    return tensors;
+  };
+  const auto compiled = one_step(*path_, batch.inputs);
+  const auto eager_path = make_eager_path(model_, plan_);
+  const auto eager = one_step(*eager_path, batch.inputs);
+  std::optional<StepTensors> reference;
+  std::optional<std::string> note;
+  if (parameters() > kFloat64ReferenceMaxParameters) {
+    note = fmt::format("no float64 reference: {} parameters", parameters());
+  } else {
+    // The module itself, widened and narrowed back: float32 -> float64 -> float32 is exact.
+    try {
+      module.to(torch::kFloat64);
+      const auto wide_path = make_eager_path(model_, PrecisionPlan{});
+      reference =
+          one_step(*wide_path, batch.inputs.is_floating_point() ? batch.inputs.to(torch::kFloat64) : batch.inputs);
+    } catch (const c10::OutOfMemoryError& error) {
+      note = "no float64 reference: " + std::string(error.what_without_backtrace());
+    }
+    module.to(torch::kFloat32);
+  }
+  restore();
+  return accuracy_section(compiled, eager, reference, note);
 }
 
 // The eval-mode loss of `batch` through the module as written: in compiled
@@ -475,6 +545,15 @@ Result run_experiment(const Job& job, const World* world, const CaptureFunction&
     LossReport loss;
     MemoryReport memory;
     experiment->run_timed_epochs(timing, loss, memory_probe, memory);
+    if (job.mode == Mode::compiled) {
+      if (execution.mode == Mode::eager) {
+        result.accuracy = nlohmann::json{{"skipped", "fell back to eager: " + *execution.fallback_reason}};
+      } else if (parallel) {
+        result.accuracy = nlohmann::json{{"skipped", "data-parallel jobs are not compared with eager yet"}};
+      } else {
+        result.accuracy = experiment->accuracy_check();
+      }
+    }
     if (parallel) execution.distributed = report_data_parallel(*experiment, *parallel, memory, device);
     execution.compiler = experiment->compiler();
     execution.capture_seconds = experiment->capture_seconds();

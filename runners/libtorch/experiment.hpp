@@ -38,6 +38,10 @@ class Experiment {
   void warm_up(TimingReport& timing, std::optional<FusionReport>& fusion);
   // `probe` was created before the model: it resets its counters here.
   void run_timed_epochs(TimingReport& timing, LossReport& loss, MemoryProbe& probe, MemoryReport& memory);
+  // The accuracy gate's runs after the timed epochs (docs/compiler.md): one
+  // step compiled, eager and in float64 from the weights the epochs left,
+  // on one batch; the weights, buffers and gradients are put back after.
+  nlohmann::json accuracy_check();
 
   std::optional<double> capture_seconds() const { return capture_seconds_; }
   std::string compiler() const { return path_->compiler(); }

@@ -13,7 +13,7 @@ namespace {
 class Generator {
  public:
   Generator(const Job& job, torch::Device device, const PrecisionPlan& plan, Model& model)
-      : model_(model), plan_(plan), device_(device) {
+      : model_(model), plan_(plan) {
     for (int64_t i = 0; i < job.data_batches; ++i) {
       prompts_.push_back(torch::randint(model.num_classes, {job.batch_size, job.prompt_len},
                                         torch::TensorOptions(torch::kLong).device(device)));
@@ -48,7 +48,6 @@ class Generator {
 
   Model& model_;
   PrecisionPlan plan_;
-  torch::Device device_;
   std::vector<torch::Tensor> prompts_;
   std::size_t position_ = 0;
   KeyValueCache cache_;

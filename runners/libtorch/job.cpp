@@ -57,6 +57,7 @@ Job parse_job(const nlohmann::json& given) {
   read_optional(document, "task", job.task);
   read_optional(document, "mode", job.mode);
   read_optional(document, "fallback", job.fallback);
+  read_optional(document, "accuracy", job.accuracy);
   read_optional(document, "precision", job.precision);
   read_optional(document, "epochs", job.epochs);
   read_optional(document, "warmup", job.warmup);
@@ -88,7 +89,7 @@ Job parse_job(const nlohmann::json& given) {
                         document.at("loader_workers").get<int64_t>(), document.at("prefetch").get<int64_t>(),
                         document.at("on_corrupt").get<std::string>() == "fail"};
   }
-  for (const char* knob : {"backend", "compile_mode", "dynamic", "fullgraph"}) {
+  for (const char* knob : {"backend", "compile_mode", "compile_cache", "dynamic", "fullgraph", "shapes"}) {
     if (given.contains(knob)) job.torch_compile_knobs.emplace_back(knob);
   }
   const auto info = find_model(job.model, job.model_root);
@@ -124,6 +125,7 @@ nlohmann::json to_json(const Job& job) {
                      {"task", job.task},
                      {"mode", job.mode},
                      {"fallback", job.fallback},
+                     {"accuracy", job.accuracy},
                      {"precision", job.precision},
                      {"batch_size", job.batch_size},
                      {"epochs", job.epochs},

@@ -16,12 +16,14 @@ enum class Task { train, infer, generate };
 enum class Mode { eager, compiled, graph };
 enum class Precision { fp32, bf16, fp16 };
 enum class Fallback { none, eager };
+enum class AccuracyGate { check, required };
 
 NLOHMANN_JSON_SERIALIZE_ENUM(Task, {{Task::train, "train"}, {Task::infer, "infer"}, {Task::generate, "generate"}})
 NLOHMANN_JSON_SERIALIZE_ENUM(Mode, {{Mode::eager, "eager"}, {Mode::compiled, "compiled"}, {Mode::graph, "graph"}})
 NLOHMANN_JSON_SERIALIZE_ENUM(Precision,
                              {{Precision::fp32, "fp32"}, {Precision::bf16, "bf16"}, {Precision::fp16, "fp16"}})
 NLOHMANN_JSON_SERIALIZE_ENUM(Fallback, {{Fallback::none, "none"}, {Fallback::eager, "eager"}})
+NLOHMANN_JSON_SERIALIZE_ENUM(AccuracyGate, {{AccuracyGate::check, "check"}, {AccuracyGate::required, "required"}})
 
 // imagefolder data (docs/data.md): the folder to read and its loader's knobs.
 struct DataSpec {
@@ -43,6 +45,7 @@ struct Job {
   Task task{};
   Mode mode{};
   Fallback fallback{};
+  AccuracyGate accuracy{};  // judged by the agent (docs/compiler.md); echoed
   Precision precision{};
   int64_t batch_size = 0;
   int64_t epochs = 0;

@@ -151,6 +151,7 @@ nlohmann::json to_json(const Result& r) {
   if (r.timing) out["timing"] = to_json(*r.timing);
   if (r.memory) out["memory"] = to_json(*r.memory);
   if (r.data) out["data"] = to_json(*r.data);
+  if (r.accuracy) out["accuracy"] = *r.accuracy;
   if (r.generation) {
     const auto& g = *r.generation;
     out["generation"] = {

@@ -136,6 +136,7 @@ struct Result {
   std::optional<MemoryReport> memory;
   std::optional<DataReport> data;
   std::optional<GenerationReport> generation;
+  std::optional<nlohmann::json> accuracy;  // the accuracy gate's measurements (accuracy_check.hpp)
   nlohmann::json context = nlohmann::json::object();
   std::vector<std::string> warnings;
   std::string started_at, finished_at;

@@ -76,6 +76,25 @@ class JaxExperiment(KerasExperiment):
         output.block_until_ready()  # JAX dispatches asynchronously, on a CPU too
         return output
 
+    def accuracy_tensors(self, inputs, targets, compiled):
+        import numpy
+        jax, model, loss_of, train = self.jax, self.model, self.loss_of, self.train
+        trainable, non_trainable = self.state[0], self.state[1]
+        names = [f"grad:{variable.path}" for variable in model.trainable_variables]
+
+        def tensors(trainable, non_trainable, inputs, targets):
+            if not train:
+                return {"output": model.stateless_call(trainable, non_trainable, inputs, training=False)[0]}
+
+            def objective(trainable):
+                logits, _ = model.stateless_call(trainable, non_trainable, inputs, training=True)
+                return loss_of(targets, logits), logits
+            (loss, logits), grads = jax.value_and_grad(objective, has_aux=True)(trainable)
+            return dict(zip(names, grads), output=logits, loss=loss)
+
+        run = jax.jit(tensors) if compiled else tensors
+        return {name: numpy.asarray(value) for name, value in run(trainable, non_trainable, inputs, targets).items()}
+
     def optimizer_index(self, variable):
         """Where `variable` is in the optimizer state the steps carry."""
         return [id(v) for v in self.optimizer.variables].index(id(variable))
@@ -96,11 +115,27 @@ class JaxExperiment(KerasExperiment):
 
 
 class Jax(KerasFramework):
+    # JAX's compile events (jax.monitoring) and the execution.xla field each sums into.
+    COMPILE_EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "trace_seconds",
+                      "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower_seconds",
+                      "/jax/core/compile/backend_compile_duration": "compile_seconds"}
+
     def __init__(self):
         super().__init__("jax", JaxExperiment)
         import jax
+        import jax.monitoring
         import jaxlib
         self.jax, self.jaxlib = jax, jaxlib
+        self.compile_seconds = dict.fromkeys(self.COMPILE_EVENTS.values(), 0.0)
+        jax.monitoring.register_event_duration_secs_listener(self.compile_event)
+
+    def compile_event(self, event, duration, **_):
+        if event in self.COMPILE_EVENTS:
+            self.compile_seconds[self.COMPILE_EVENTS[event]] += duration
+
+    def compile_record(self, experiment):
+        # Every compilation of the process: the step's, and eager operations' on the way.
+        return dict(self.compile_seconds, compilations=experiment.step_function._cache_size())
 
     def place(self, job):
         jax = self.jax

@@ -83,7 +83,7 @@ class TfDataPipeline:
 class TensorFlowExperiment(KerasExperiment):
     def __init__(self, framework, job, mode, feed=None):
         super().__init__(framework, job, mode, feed)
-        tf = framework.tf
+        tf = self.tf = framework.tf
         model, optimizer, loss_of = self.model, self.optimizer, self.loss_of
         decay, scaled = self.decay, self.loss_scaled
 
@@ -116,6 +116,25 @@ class TensorFlowExperiment(KerasExperiment):
     def optimizer_values(self, variables):
         return [variable.numpy() for variable in variables]
 
+    def accuracy_tensors(self, inputs, targets, compiled):
+        tf, model, loss_of, train = self.tf, self.model, self.loss_of, self.train
+        variables = model.trainable_variables
+
+        def tensors(inputs, targets):
+            if not train:
+                return {"output": model(inputs, training=False)}
+            with tf.GradientTape() as tape:
+                logits = model(inputs, training=True)
+                loss = loss_of(targets, logits)
+            grads = tape.gradient(loss, variables)
+            # An embedding's gradient comes as IndexedSlices: made dense to compare.
+            return dict({f"grad:{v.path}": tf.convert_to_tensor(g) for v, g in zip(variables, grads) if g is not None},
+                        output=logits, loss=loss)
+
+        run = {"graph": tf.function(tensors), "compiled": tf.function(tensors, jit_compile=True)}.get(self.mode) \
+            if compiled else tensors
+        return {name: value.numpy() for name, value in run(inputs, targets).items()}
+
     def synchronize(self):
         pass  # each step read its result back
 
@@ -131,6 +150,11 @@ class TensorFlow(KerasFramework):
 
     def versions(self):
         return {"tensorflow": self.tf.__version__, "keras": self.keras.__version__}
+
+    def compile_record(self, experiment):
+        # TensorFlow times neither tracing nor XLA's compile publicly: only the traces are counted.
+        return {"compilations": experiment.step_function.experimental_get_tracing_count(), "trace_seconds": None,
+                "lower_seconds": None, "compile_seconds": None}
 
     def place(self, job):
         tf = self.tf

@@ -12,18 +12,22 @@ eager mode or under torch.compile (TorchInductor by default), CUDA events and
 the caching allocator's peaks on a GPU.
 """
 
+import copy
+import json
 import math
 import os
+import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), os.pardir, "share", "torchsweep",
                                 "python"))
-from torchsweep_harness.contract import (AUTOCAST_DTYPES, Framework, InvalidJob, Unsupported,  # noqa: E402
-                                         check_positions, logger, run_main, schema)
-from torchsweep_harness import data, start_state, user_models  # noqa: E402
+from torchsweep_harness.contract import (AUTOCAST_DTYPES, RUNNER_CONTRACT, Framework, InvalidJob,  # noqa: E402
+                                         Unsupported, check_positions, logger, run_main, schema)
+from torchsweep_harness import accuracy, data, start_state, user_models  # noqa: E402
 from torchsweep_harness.measure import (ExperimentBase, HostClock, RssProbe, measure,  # noqa: E402,F401
-                                        measure_generation, prepare, record_measurements,
+                                        measure_generation, prepare, record_measurements, timed,
                                         timed_epochs)  # timed_epochs: for the tests of its clocks
 
 RUNNER_NAME = "torch-compile"
@@ -465,7 +469,8 @@ def class_loss(torch, output, targets):
     logits (positions marked -100 skipped)."""
     if output.dim() == 3:
         output, targets = output.flatten(0, 1), targets.flatten()
-    return torch.nn.functional.cross_entropy(output.float(), targets)
+    # fp32 at least: the accuracy gate's float64 reference keeps its width.
+    return torch.nn.functional.cross_entropy(output if output.dtype == torch.float64 else output.float(), targets)
 
 
 def counted_flops(torch, job):
@@ -633,6 +638,7 @@ class Experiment(ExperimentBase):
             raise Unsupported("fp16 (float16 autocast with loss scaling) runs on CUDA only")
         torch.manual_seed(job["seed"])
         self.model, sample_shape = build_model(torch, job)
+        self.sample_shape = sample_shape
         weights = start_state.initial_weights(job)
         if weights is not None:
             try:  # strict: every parameter and buffer, nothing left over, shapes checked
@@ -719,13 +725,208 @@ class Experiment(ExperimentBase):
 
 
 
-def compile_section(torch, job):
+# Beyond this many parameters a float64 copy of the model is not made: the
+# gate then compares with eager at the job's precision alone.
+FLOAT64_REFERENCE_MAX_PARAMETERS = 1_000_000_000
+
+
+def accuracy_check(torch, experiment, job):
+    """The accuracy gate's runs (docs/compiler.md): one step of the timed
+    compiled model and one of the same module eager, both from the weights
+    the timed epochs left and on one batch (the reference batch where the
+    job has one), and one eager in float64 where it can be afforded; their
+    outputs, and training their loss and every gradient, as
+    accuracy.section measures them. Before each run the weights, buffers
+    (batch-norm statistics) and the random generator are put back; the
+    optimizer never steps, and the gradients are cleared afterwards."""
+    model, train = experiment.model, experiment.train
+    inputs, targets = experiment.reference if experiment.reference is not None else (
+        experiment.batches[0] if experiment.batches else experiment.next_batch())
+    saved = copy.deepcopy(model.state_dict())
+
+    def one_step(module, forward, inputs, autocast_dtype):
+        module.load_state_dict(saved)
+        torch.manual_seed(job["seed"])
+        autocast = torch.autocast(experiment.device.type, dtype=autocast_dtype, enabled=autocast_dtype is not None)
+        tensors = {}
+        if train:
+            module.zero_grad(set_to_none=True)
+            with autocast:
+                output = forward(inputs)
+                loss = model_loss(torch, module, output, targets)
+            loss.backward()
+            tensors["loss"] = loss
+            tensors.update((f"grad:{name}", p.grad) for name, p in module.named_parameters() if p.grad is not None)
+        else:
+            with torch.no_grad(), autocast:
+                output = forward(inputs)
+        leaves = [leaf for leaf in torch.utils._pytree.tree_leaves(output) if isinstance(leaf, torch.Tensor)]
+        tensors.update(("output" if len(leaves) == 1 else f"output[{index}]", leaf) for index, leaf in
+                       enumerate(leaves))
+        arrays = {name: tensor.detach().to("cpu", torch.float64).numpy() for name, tensor in tensors.items()}
+        module.zero_grad(set_to_none=True)
+        return arrays
+
+    compiled = one_step(model, experiment.forward, inputs, experiment.autocast_dtype)
+    eager = one_step(model, model, inputs, experiment.autocast_dtype)
+    reference, note = None, None
+    if experiment.parameters > FLOAT64_REFERENCE_MAX_PARAMETERS:
+        note = f"no float64 reference: {experiment.parameters} parameters"
+    else:
+        try:
+            wide = copy.deepcopy(model).double()
+            widen = lambda x: x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x  # noqa: E731
+            reference = one_step(wide, wide, torch.utils._pytree.tree_map(widen, inputs), None)
+            del wide
+        except torch.cuda.OutOfMemoryError as error:
+            note = f"no float64 reference: {str(error).splitlines()[0]}"
+    model.load_state_dict(saved)
+    return accuracy.section(compiled, eager, reference, note)
+
+
+def check_shapes(job):
+    """The job's shapes: a language model may shorten its sequences, no
+    other model has a sequence length to change (InvalidJob naming the
+    field)."""
+    for index, shape in enumerate(job.get("shapes") or []):
+        if job["task"] == "generate":
+            raise InvalidJob("shapes", "a generation's shapes are its prompt_len and new_tokens; give them as axes")
+        if "seq_len" not in shape:
+            continue
+        if not start_state.reads_tokens(job):
+            raise InvalidJob(f"shapes[{index}].seq_len", f"model {job['model']} has no sequence length to vary")
+        if shape["seq_len"] > job["seq_len"]:
+            raise InvalidJob(f"shapes[{index}].seq_len", f"{shape['seq_len']} is longer than the job's seq_len "
+                             f"{job['seq_len']}, which sized the model")
+
+
+def shape_sweep(torch, experiment, job):
+    """The result's shapes (docs/compiler.md): after the timed epochs, each
+    of the job's shapes in turn through the same model, compiled or eager:
+    its first step, where Dynamo compiles again when its guards do not
+    hold for the shape (counted by the guard failures it records), then
+    iters steps, each timed with the device synchronised around it."""
+    from torch._dynamo.utils import guard_failures
+
+    def failures():
+        return sum(len(reasons) for reasons in guard_failures.values())
+    measured = []
+    for shape in job.get("shapes") or []:
+        variant = dict(job, **shape)
+        batch = synthetic_batch(torch, variant, experiment.model, experiment.sample_shape, experiment.device)
+        before = failures()
+        first, _ = timed(experiment.synchronize, lambda: experiment.step(batch))
+        steps = [timed(experiment.synchronize, lambda: experiment.step(batch))[0] for _ in range(job["iters"])]
+        measured.append({"batch_size": variant["batch_size"],
+                         "seq_len": variant["seq_len"] if start_state.reads_tokens(job) else None,
+                         "first_step_seconds": first, "median_step_seconds": sorted(steps)[len(steps) // 2],
+                         "step_seconds": steps,
+                         "recompilations": failures() - before if experiment.compiled else None})
+    return measured
+
+
+# torch.compile modes that capture CUDA graphs (torch._inductor.list_mode_options()).
+CUDA_GRAPH_MODES = ("reduce-overhead", "max-autotune")
+
+
+def check_compile_options(torch, job):
+    """Refuses, naming the option and the version, what this environment's
+    PyTorch does not know or cannot do here: a mode or backend it lacks, a
+    mode that captures CUDA graphs on a CPU (docs/compiler.md)."""
+    import torch._dynamo
+    import torch._inductor
+    modes, backends = sorted(torch._inductor.list_mode_options()), torch._dynamo.list_backends(exclude_tags=())
+    if job["compile_mode"] not in modes:
+        raise Unsupported(f"compile_mode {job['compile_mode']}: PyTorch {torch.__version__} knows "
+                          f"{', '.join(modes)}")
+    if job["backend"] not in backends:
+        raise Unsupported(f"backend {job['backend']}: PyTorch {torch.__version__} has no such torch.compile backend; "
+                          f"it has {', '.join(name for name in backends if 'TESTING' not in name)}")
+    if job["compile_mode"] in CUDA_GRAPH_MODES and not job["device"].startswith("cuda"):
+        raise Unsupported(f"compile_mode {job['compile_mode']} captures CUDA graphs, which need a CUDA device; "
+                          "on a CPU use default or max-autotune-no-cudagraphs")
+
+
+class CompileCache:
+    """The compiler caches a compiled job starts with (job compile_cache,
+    docs/compiler.md). default: the environment's own directories, as they
+    are. cold: a fresh per-job directory for Inductor's caches (FX graphs,
+    AOTAutograd, generated code) and Triton's, so everything compiles.
+    warm: that directory after another process of this runner compiled the
+    same job in it (one untimed iteration), so the job's own compile reads
+    what a previous night's run left. Set before the first compilation,
+    which reads the directories from the environment."""
+
+    def __init__(self, job):
+        self.kind, self.fill_seconds = job["compile_cache"], None
+        if self.kind == "default":
+            return
+        self.scratch = tempfile.TemporaryDirectory(prefix="torchsweep-compile-cache-")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = self.scratch.name
+        os.environ["TRITON_CACHE_DIR"] = os.path.join(self.scratch.name, "triton")
+        if self.kind == "warm":
+            self.fill(job)
+
+    def fill(self, job):
+        filler = dict(job, compile_cache="default", epochs=1, warmup=0)
+        if job["task"] != "generate":
+            filler["iters"] = 1
+        environment = {name: value for name, value in os.environ.items()
+                       if name != RUNNER_CONTRACT["progress"]["environment_variable"]}
+        started = time.perf_counter()
+        with tempfile.NamedTemporaryFile(suffix=".json") as out:
+            finished = subprocess.run([sys.executable, os.path.realpath(__file__), "--job", "-", "--out", out.name],
+                                      input=json.dumps(filler), text=True, capture_output=True, env=environment)
+        self.fill_seconds = time.perf_counter() - started
+        if finished.returncode != 0:
+            last = (finished.stderr.strip().splitlines() or ["no output"])[-1]
+            raise RuntimeError(f"compile_cache warm: the run that fills the cache failed ({finished.returncode}): "
+                               f"{last}")
+
+    def section(self):
+        return {"kind": self.kind, "fill_seconds": self.fill_seconds}
+
+
+# PyTorch's compile timers (torch._dynamo.utils.compilation_time_metrics)
+# the phases are read from; each sums every call (several graphs, recompiles).
+DYNAMO_TIMER, BACKEND_TIMER = "_compile.compile_inner", "OutputGraph.call_user_compiler"
+LAZY_BACKWARD_TIMER, INDUCTOR_TIMER = "compile_fx.<locals>.bw_compiler", "compile_fx_inner"
+
+
+def compile_phases(first_iteration_seconds):
+    """Compile time by phase, from PyTorch's own timers (docs/compiler.md):
+    Dynamo's tracing (its compile less the backend's), the backend
+    (AOTAutograd and Inductor, with a backward graph compiled lazily at the
+    first backward), Inductor's code generation and compilation alone, and
+    the first iteration's remainder: running it. A phase whose timer did not
+    run (a cache hit, another backend) is null."""
+    from torch._dynamo.utils import compilation_time_metrics as timers
+
+    def total(name):
+        return sum(timers[name]) if name in timers else None
+    dynamo, backend = total(DYNAMO_TIMER), total(BACKEND_TIMER)
+    if backend is not None:
+        backend += total(LAZY_BACKWARD_TIMER) or 0.0
+    inductor = total(INDUCTOR_TIMER)
+    phases = {"dynamo_seconds": dynamo - (total(BACKEND_TIMER) or 0.0) if dynamo is not None else None,
+              "backend_seconds": backend, "inductor_seconds": inductor,
+              "aot_autograd_seconds": max(0.0, backend - inductor) if backend is not None and inductor is not None
+              else None, "first_run_seconds": None}
+    if first_iteration_seconds is not None and dynamo is not None:
+        phases["first_run_seconds"] = max(0.0, first_iteration_seconds - phases["dynamo_seconds"] - (backend or 0.0))
+    phases["timers"] = [{"name": name, "seconds": sum(times), "calls": len(times)}
+                        for name, times in sorted(timers.items(), key=lambda item: -sum(item[1]))[:12]]
+    return phases
+
+
+def compile_section(torch, job, cache, first_iteration_seconds):
     """execution.compile (docs/compiler.md): the job's torch.compile settings
     and what Dynamo did, from its counters (torch._dynamo.utils.counters,
     guard_failures; both cleared when the run starts): graphs captured,
     graph breaks with their reasons (each reason in full, and counted by its
     summary: its first line, and the explanation newer versions put on the
-    second), and recompilations with the guards that failed."""
+    second), and recompilations with the guards that failed; the compile
+    time's phases and the caches it started with."""
     from torch._dynamo.utils import counters, guard_failures
     summaries = {}
     for reason, count in counters["graph_break"].items():
@@ -740,7 +941,8 @@ def compile_section(torch, job):
             "break_reasons": sorted(counters["graph_break"].keys()),
             "top_break_reasons": [{"reason": reason, "count": count} for reason, count in
                                   sorted(summaries.items(), key=lambda item: (-item[1], item[0]))[:10]],
-            "recompilations": len(failures), "guard_failures": failures[:10]}
+            "recompilations": len(failures), "guard_failures": failures[:10],
+            "phases": compile_phases(first_iteration_seconds), "cache": cache.section()}
 
 
 def execution_section(job, experiment, ran_compiled, fallback_reason, dynamo):
@@ -829,7 +1031,7 @@ class TorchCompile(Framework):
 
     def run(self, job, result):
         torch = self.torch
-        from torch._dynamo.utils import counters, guard_failures
+        from torch._dynamo.utils import compilation_time_metrics, counters, guard_failures
         warnings = result["warnings"]
         torch.set_num_threads(job["threads"])
         if job["interop_threads"] > 0:
@@ -843,20 +1045,26 @@ class TorchCompile(Framework):
             raise Unsupported("mode graph is the tensorflow runner's (tf.function without XLA); this runner runs "
                               "eager and compiled")
         compiled = job["mode"] == "compiled"
+        check_shapes(job)
+        if compiled:
+            check_compile_options(torch, job)
+        cache = CompileCache(job) if compiled else None  # before anything compiles
         torch._dynamo.reset()
         counters.clear()
         guard_failures.clear()
+        compilation_time_metrics.clear()
         # Before any model: the process's baseline.
         probe = CudaMemoryProbe(torch, job["device"]) if job["device"].startswith("cuda") else RssProbe()
         if job["task"] == "generate":
-            return self.generate(job, result, probe)
+            return self.generate(job, result, probe, cache)
         # One pipeline, whatever mode the experiment ends up in.
         feed = data.Feed(job, lambda tree, corrupt: DataLoaderPipeline(
             torch, job, torch.device(job["device"]), tree, corrupt)) if data.reads_folder(job) else None
         experiment, timing, losses, fallback_reason = prepare(
             lambda mode: Experiment(torch, job, mode == "compiled", feed), job, warnings, log, "torch.compile",
             reset=torch._dynamo.reset)
-        dynamo = compile_section(torch, job) if compiled else None  # what compiling did, before the timed epochs
+        # What compiling did, before the timed epochs.
+        dynamo = compile_section(torch, job, cache, timing.get("first_iteration_seconds")) if compiled else None
 
         # Timed epochs: the worker's timed region and clocks; memory in phases.
         clock = (CudaEventClock(torch, experiment.device, job["iters"]) if experiment.device.type == "cuda"
@@ -865,6 +1073,11 @@ class TorchCompile(Framework):
 
         ran_compiled = experiment.compiled
         result["execution"] = execution_section(job, experiment, ran_compiled, fallback_reason, dynamo)
+        if compiled:
+            result["accuracy"] = accuracy_check(torch, experiment, job) if ran_compiled else accuracy.skipped(
+                f"fell back to eager: {fallback_reason}")
+        if job.get("shapes"):
+            result["shapes"] = shape_sweep(torch, experiment, job)
         if ":" in job["model"]:  # a library's model: no formula in schemas/models.json, so counted
             try:
                 result["execution"]["counted_flops"] = counted_flops(torch, job)
@@ -878,16 +1091,12 @@ class TorchCompile(Framework):
                                                    "skipped_steps": experiment.skipped_steps}
         record_measurements(result, timing, losses, epoch_final, memory, data_report)
 
-    def generate(self, job, result, probe):
+    def generate(self, job, result, probe, cache):
         """Task generate: warm-up generations, then the timed ones; compiled,
         the gate after them: eager greedy decoding of the last prompt from
         the same weights must give the same tokens (docs/language-models.md)."""
         torch = self.torch
         compiled, warnings = job["mode"] == "compiled", result["warnings"]
-        if compiled and not job["device"].startswith("cuda") and job["compile_mode"] in ("reduce-overhead",
-                                                                                         "max-autotune"):
-            raise Unsupported(f"compile_mode {job['compile_mode']} captures the decode step in CUDA graphs, which "
-                              "need a CUDA device; on a CPU use default or max-autotune-no-cudagraphs")
         experiment = Experiment(torch, job, compiled=False)
         dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(job["precision"], torch.float32)
         timing, fallback_reason = {}, None
@@ -921,7 +1130,9 @@ class TorchCompile(Framework):
                     warnings.append(f"compiled greedy decoding differs from eager from new token {int(differ[0])} on "
                                     "(same weights and prompt): the compiled model computes something else")
         result["execution"] = execution_section(job, experiment, generation.compiled, fallback_reason,
-                                                compile_section(torch, job) if compiled else None)
+                                                compile_section(torch, job, cache,
+                                                                timing.get("first_iteration_seconds"))
+                                                if compiled else None)
         result["generation"] = section
         record_measurements(result, timing, {"first_step": None, "second_step": None, "reference_eval": None},
                             [None] * job["epochs"], memory, None)

@@ -84,15 +84,73 @@ TEST_F(QueryStore, GroupsPoolRunsAcrossSweepsWithMedians) {
   options.group_by = {"model", "mode"};
   options.metrics = {"epoch_time", "peak_memory"};
   const auto table = run(options);
-  EXPECT_EQ(table.columns,
-            (std::vector<std::string>{"model", "mode", "runs", "flagged", "epoch_time_s", "peak_memory_mib"}));
+  EXPECT_EQ(table.columns, (std::vector<std::string>{"model", "mode", "runs", "flagged", "inaccurate", "epoch_time_s",
+                                                     "peak_memory_mib"}));
   ASSERT_EQ(table.rows.size(), 4u);
   const auto mlp_eager = row(table, {{"model", "mlp"}, {"mode", "eager"}});
   EXPECT_EQ(mlp_eager[2], 12);
   EXPECT_EQ(mlp_eager[3], 0);
+  EXPECT_EQ(mlp_eager[4], 0);
   // 12 runs: 1.00..1.05 twice; the median of the middle pair (1.02, 1.03).
-  EXPECT_NEAR(mlp_eager[4].get<double>(), 1.025, 1e-9);
-  EXPECT_NEAR(mlp_eager[5].get<double>(), 1000.0, 1e-9);
+  EXPECT_NEAR(mlp_eager[5].get<double>(), 1.025, 1e-9);
+  EXPECT_NEAR(mlp_eager[6].get<double>(), 1000.0, 1e-9);
+}
+
+TEST_F(QueryStore, RunsFailingTheAccuracyGateAreFilteredCountedAndDoNotPassTheSuite) {
+  std::vector<JobRecord> jobs;
+  std::vector<nlohmann::json> results;
+  for (int run = 0; run < 3; ++run) {
+    for (const std::string mode : {"eager", "compiled"}) {
+      const auto job_id = "night-3/" + mode + std::to_string(run);
+      jobs.push_back({job_id, static_cast<int64_t>(jobs.size()), "mlp" + mode, run, "libtorch", 1, {}, 3});
+      SyntheticResult r;
+      r.job_id = job_id;
+      r.model = "mlp";
+      r.mode = mode;
+      r.epoch_seconds = {mode == "eager" ? 1.0 : 0.5};
+      auto result = make_result(r);
+      if (mode == "compiled") {  // the gate failed the first two compiled runs
+        const bool failed = run < 2;
+        result["accuracy"] = {{"reference", "float64"},
+                              {"reference_note", nullptr},
+                              {"tensors", nlohmann::json::array()},
+                              {"status", failed ? "fail" : "pass"},
+                              {"deviation", failed ? 3.0 : 0.2},
+                              {"tolerance", 1e-4},
+                              {"worst", "loss"},
+                              {"failed", nlohmann::json::array()}};
+      }
+      results.push_back(std::move(result));
+    }
+  }
+  store_.add_sweep({"night-3", "gated", nlohmann::json::object(), {}, "test", 0, "2026-11-30T00:00:00.000Z"}, jobs);
+  store_.ingest_results(results, "agent");
+
+  QueryOptions options;
+  options.filter.sweeps = {"night-3"};
+  options.group_by = {"model", "mode"};
+  options.metrics = {"epoch_time", "accuracy_deviation"};
+  const auto plain = run(options);
+  const auto compiled = row(plain, {{"mode", "compiled"}});
+  EXPECT_EQ(compiled[column(plain, "inaccurate")], 2);
+  EXPECT_NEAR(compiled[column(plain, "accuracy_deviation")].get<double>(), 3.0, 1e-12);
+  EXPECT_TRUE(row(plain, {{"mode", "eager"}})[column(plain, "accuracy_deviation")].is_null());
+
+  options.filter.where = {{"accuracy", "fail"}};
+  EXPECT_EQ(row(run(options), {{"mode", "compiled"}})[column(plain, "runs")], 2);
+  options.filter.where = {{"accuracy", "none"}};
+  EXPECT_EQ(run(options).rows.size(), 1u);  // the eager runs: no gate
+
+  options.filter.where.clear();
+  options.group_by = {"model"};
+  options.compare = "mode";
+  const auto compared = run(options);
+  ASSERT_EQ(compared.rows.size(), 1u);
+  EXPECT_EQ(compared.rows[0][column(compared, "inaccurate")], 2);
+  const auto suite = suite_summary(store_.database(), options, {"runner"});
+  ASSERT_EQ(suite.rows.size(), 1u);
+  EXPECT_EQ(suite.rows[0][column(suite, "passed")], 0);  // fast and wrong does not pass
+  EXPECT_EQ(suite.rows[0][column(suite, "inaccurate")], 1);
 }
 
 TEST_F(QueryStore, AFirstEpochFarAboveTheOthersFlagsInsufficientWarmup) {

@@ -173,10 +173,29 @@ def main():
         check(len(rows_of(driver, "environment")) == 1, "run: expected one host in the environment table")
         check(throughput_units(driver) == {"mlp": "samples/s", "resnet18": "samples/s"},
               f"run: the throughput charts' units: {throughput_units(driver)}")
-        # The suite's summary: one runner in one environment, its three models passed.
+        # The suite's summary: one runner in one environment, its three models passed, none inaccurate.
         suite = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "section#suite tbody td")]
-        check(suite[:5] == ["libtorch", "system", "3", "3", suite[4]] and suite[4].endswith("×"),
+        check(suite[:6] == ["libtorch", "system", "3", "3", "0", suite[5]] and suite[5].endswith("×"),
               f"run: the suite summary reads {suite}")
+        # What the compiler did, per configuration: compile time and the accuracy gate (docs/compiler.md).
+        headers = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "section#configurations thead th")]
+        check({"compile s", "inaccurate", "accuracy deviation"} <= set(headers),
+              f"run: the configurations table lacks compile time or the accuracy gate: {headers}")
+        deviations = driver.execute_script(
+            "const cells = [...document.querySelectorAll('section#configurations tbody tr')].map(row => "
+            "[row.dataset.configuration, row.children[arguments[0]].textContent]);"
+            "return cells;", headers.index("accuracy deviation"))
+        compiled_deviations = [float(text) for label, text in deviations if " compiled " in f" {label} "]
+        check(len(compiled_deviations) == 3 and all(0 <= value <= 1 for value in compiled_deviations)
+              and all(text == "-" for label, text in deviations if " eager " in f" {label} "),
+              f"run: the accuracy gate's deviation per configuration reads {deviations}")
+        check(len(driver.find_elements(By.CSS_SELECTOR, "figure[data-chart=compile] svg")) == 1,
+              "run: no compile time against speedup chart")
+        gate = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "section#compiler tbody tr td")]
+        check(gate[:5] == ["libtorch", "torchscript-nnc", "6", "0", "0"],
+              f"run: the accuracy gate per runner reads {gate[:5]}")
+        check(summary_of(driver).get("inaccurate") == "0",
+              f"run: the summary does not count the inaccurate runs: {summary_of(driver)}")
         # A row's command reproduces that configuration, and only it.
         command = driver.execute_script(
             "return document.querySelector('section#configurations code.command').textContent")

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/judge/judge.hpp"
+#include "runners/libtorch/forward_path.hpp"
 #include "shared/schema.hpp"
 #include "tests/runners/libtorch/tiny_jobs.hpp"
 
@@ -167,6 +168,52 @@ TEST(Experiment, FallbackToEagerIsRecorded) {
   const auto eager = run(with(testing::tiny_mlp(), {{"mode", "eager"}}));
   EXPECT_DOUBLE_EQ(*result.loss->first_step, *eager.loss->first_step);
   expect_valid_document(result);
+}
+
+// A captured path that computes something else: the traced graph's output
+// scaled by 1.01 (a stand-in for a miscompiled kernel).
+class MiscompiledPath : public ForwardPath {
+ public:
+  explicit MiscompiledPath(std::unique_ptr<ForwardPath> traced) : traced_(std::move(traced)) {}
+  torch::Tensor forward(const torch::Tensor& input) override { return traced_->forward(input) * 1.01; }
+  std::string compiler() const override { return traced_->compiler(); }
+
+ private:
+  std::unique_ptr<ForwardPath> traced_;
+};
+
+const CaptureFunction miscompiling_capture = [](Model& model, const torch::Tensor& example,
+                                                const PrecisionPlan& plan) -> std::unique_ptr<ForwardPath> {
+  return std::make_unique<MiscompiledPath>(capture_torchscript(model, example, plan));
+};
+
+TEST(Experiment, TheAccuracyGatePassesAFaithfulCaptureAgainstFloat64) {
+  for (const auto& base : {with(testing::tiny_mlp(), {{"task", "infer"}}), testing::tiny_mlp(),
+                           testing::tiny_resnet18(), with(testing::tiny_mlp(), {{"precision", "bf16"}})}) {
+    const auto result = run(with(base, {{"mode", "compiled"}}));
+    ASSERT_EQ(result.status, Status::ok) << result.error.value_or("");
+    expect_valid_document(result);
+    const auto accuracy = judged(result).at("accuracy");
+    EXPECT_EQ(accuracy.at("reference"), "float64");
+    EXPECT_EQ(accuracy.at("status"), "pass") << base.dump() << accuracy.dump();
+    EXPECT_LE(accuracy.at("deviation").get<double>(), 1.0);
+  }
+  EXPECT_FALSE(judged(run(with(testing::tiny_mlp(), {{"mode", "eager"}}))).contains("accuracy"));
+}
+
+TEST(Experiment, TheAccuracyGateFailsACaptureThatComputesSomethingElse) {
+  const auto job = with(testing::tiny_mlp(), {{"mode", "compiled"}});
+  const auto checked = run_experiment(parse_job(job), nullptr, miscompiling_capture);
+  ASSERT_EQ(checked.status, Status::ok) << checked.error.value_or("");
+  expect_valid_document(checked);
+  const auto flagged = judged(checked);
+  EXPECT_EQ(flagged.at("status"), "ok");  // the timing stands, flagged
+  EXPECT_EQ(flagged.at("accuracy").at("status"), "fail") << flagged.at("accuracy").dump();
+  EXPECT_GT(flagged.at("accuracy").at("deviation").get<double>(), 1.0);
+  const auto required =
+      judged(run_experiment(parse_job(with(job, {{"accuracy", "required"}})), nullptr, miscompiling_capture));
+  EXPECT_EQ(required.at("status"), "failed");
+  EXPECT_NE(required.at("error").get<std::string>().find("accuracy: required"), std::string::npos);
 }
 
 TEST(Experiment, ContextNamesTheBuildAndThreads) {

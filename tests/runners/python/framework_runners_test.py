@@ -113,6 +113,17 @@ class FrameworkRunners(unittest.TestCase):
             # Same seed, same weights and data: XLA changes the kernels, not the model.
             self.assertAlmostEqual(results["eager"]["loss"]["first_step"], results["compiled"]["loss"]["first_step"],
                                    delta=1e-5, msg=name)
+            # What XLA did: the step compiled once, in the warm-up; the accuracy gate against eager passes.
+            xla = results["compiled"]["execution"]["xla"]
+            self.assertEqual((xla["compilations"], xla["recompilations_in_timed_epochs"]), (1, 0), (name, xla))
+            if name == "jax":
+                self.assertGreater(xla["compile_seconds"], 0, xla)
+            self.assertIsNone(results["eager"]["execution"]["xla"])
+            accuracy = judged(ARGS.torchsweep, results["compiled"])["accuracy"]
+            self.assertEqual(accuracy["reference"], "eager", (name, accuracy))
+            self.assertIn("loss", [tensor["name"] for tensor in accuracy["tensors"]])
+            self.assertEqual(accuracy["status"], "pass", (name, accuracy))
+            self.assertNotIn("accuracy", judged(ARGS.torchsweep, results["eager"]))
 
     def test_trainable_parameters_equal_the_workers_for_every_model(self):
         for name, path in ARGS.runners.items():

@@ -8,7 +8,7 @@ jax_runner.py).
 """
 import os
 
-from . import data, start_state
+from . import accuracy, data, start_state
 from .contract import AUTOCAST_DTYPES, Framework, Unsupported, logger
 from .measure import ExperimentBase, HostClock, RssProbe, measure, prepare, record_measurements
 
@@ -39,7 +39,7 @@ class KerasExperiment(ExperimentBase):
 
     def __init__(self, framework, job, mode, feed=None):
         import numpy as np
-        self.job, self.mode, self.feed = job, mode, feed
+        self.job, self.mode, self.feed, self.keras = job, mode, feed, framework.keras
         self.model, self.sample_shape, self.optimizer, self.loss_of = framework.build(job)
         weights = start_state.initial_weights(job)
         if weights is not None:
@@ -73,6 +73,27 @@ class KerasExperiment(ExperimentBase):
     def optimizer_values(self, variables):
         """The current values of some of the optimizer's variables."""
         raise NotImplementedError
+
+    def accuracy_tensors(self, inputs, targets, compiled):
+        """A backend's: one step from the current weights, nothing updated,
+        compiled as the job's mode compiles it or eagerly: name -> numpy
+        array of its output, and training its loss and gradients
+        (grad:VARIABLE_PATH)."""
+        raise NotImplementedError
+
+    def accuracy_check(self):
+        """The accuracy gate's runs (docs/compiler.md), after the timed
+        epochs: one step compiled and one eager on one batch (the reference
+        batch where the job has one), random state seeded alike. Keras
+        builds a model in one dtype policy, so there is no float64 copy:
+        the reference is the eager step at the job's precision."""
+        inputs, targets = self.reference if self.reference is not None else (
+            self.batches[0] if self.batches else self.next_batch())
+        runs = []
+        for compiled in (True, False):
+            self.keras.utils.set_random_seed(self.job["seed"])
+            runs.append(self.accuracy_tensors(inputs, targets, compiled))
+        return accuracy.section(runs[0], runs[1], None, "Keras runners: eager at the job's precision is the reference")
 
     def step(self, batch):
         inputs, targets = batch
@@ -126,6 +147,13 @@ class KerasFramework(Framework):
 
     def to_device(self, arrays):
         """numpy arrays as the backend's tensors on its device."""
+        raise NotImplementedError
+
+    def compile_record(self, experiment):
+        """A backend's: what compiling the step did so far (execution.xla,
+        docs/compiler.md): compilations of the step, and the seconds
+        spent tracing, lowering and compiling where the backend times them
+        (None where it does not)."""
         raise NotImplementedError
 
     def set_threads(self, job):
@@ -213,7 +241,17 @@ class KerasFramework(Framework):
         # output (run_step), so the epoch holds each step's launch gap too.
         clock = HostClock(name="steady_clock" if job["device"] == "cpu" else "steady_clock_step_sync",
                           synchronize=experiment.synchronize)
+        compiling = experiment.mode != "eager"
+        warmed = self.compile_record(experiment) if compiling else None
         epoch_final, memory, data_report = measure(experiment, clock, probe, job, timing)
+        xla = None
+        if compiling:
+            # What the warm-up compiled, and whether the timed epochs compiled again.
+            after = self.compile_record(experiment)
+            xla = dict(warmed, recompilations_in_timed_epochs=after["compilations"] - warmed["compilations"])
+            if xla["recompilations_in_timed_epochs"]:
+                warnings.append(f"the step compiled again {xla['recompilations_in_timed_epochs']} time(s) in the "
+                                "timed epochs: their times include compiling")
         result["execution"] = {
             "task": job["task"], "mode": experiment.mode,
             "compiler": self.COMPILERS[experiment.mode], "fallback_reason": fallback_reason, "capture_seconds": None,
@@ -221,7 +259,10 @@ class KerasFramework(Framework):
             "loss_scaling": experiment.loss_scaling(),
             "device": job["device"], "model_parameters": experiment.parameters,
             "initial_parameter_l1": experiment.initial_parameter_l1, **start_state.execution_fields(job),
-            "data_layout": "NHWC" if job["model"].startswith("resnet") else None}
+            "data_layout": "NHWC" if job["model"].startswith("resnet") else None, "xla": xla}
+        if job["mode"] != "eager":
+            result["accuracy"] = experiment.accuracy_check() if experiment.mode == job["mode"] else \
+                accuracy.skipped(f"fell back to eager: {fallback_reason}")
         record_measurements(result, timing, losses, epoch_final, memory, data_report)
 
     def context(self):

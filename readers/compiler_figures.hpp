@@ -1,0 +1,25 @@
+#pragma once
+// The report's compiler section (docs/compiler.md, docs/report.md): what
+// the compilers did across the selection, from the store.
+#include <nlohmann/json.hpp>
+
+#include "readers/query.hpp"
+#include "store/sqlite.hpp"
+
+namespace ts::readers {
+
+// For the results `options.filter` selects:
+//   points         one per configuration run both eager and compiled: its
+//                  compiled compile time, its speedup and its runs failing
+//                  the accuracy gate (the dashboard's compile time against
+//                  speedup chart);
+//   accuracy       per runner and compile mode (torch.compile's mode, else
+//                  the compiler), the compiled runs the gate passed,
+//                  failed and skipped;
+//   break_reasons  Dynamo's graph-break reasons summed over the runs (each
+//                  result's top_break_reasons), with the runs and models;
+//   cache          per configuration run with both, the compile time cold
+//                  and warm (compile_cache).
+nlohmann::json compiler_figures(Database& database, const QueryOptions& options);
+
+}  // namespace ts::readers
