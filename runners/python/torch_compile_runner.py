@@ -739,14 +739,16 @@ def accuracy_check(torch, experiment, job):
     accuracy.section measures them. Before each run the weights, buffers
     (batch-norm statistics) and the random generator are put back; the
     optimizer never steps, and the gradients are cleared afterwards."""
+    import numpy
+    import torch._inductor.config
     model, train = experiment.model, experiment.train
     inputs, targets = experiment.reference if experiment.reference is not None else (
         experiment.batches[0] if experiment.batches else experiment.next_batch())
     saved = copy.deepcopy(model.state_dict())
 
-    def one_step(module, forward, inputs, autocast_dtype):
+    def one_step(module, forward, inputs, autocast_dtype, seed=job["seed"]):
         module.load_state_dict(saved)
-        torch.manual_seed(job["seed"])
+        torch.manual_seed(seed)
         autocast = torch.autocast(experiment.device.type, dtype=autocast_dtype, enabled=autocast_dtype is not None)
         tensors = {}
         if train:
@@ -769,6 +771,19 @@ def accuracy_check(torch, experiment, job):
 
     compiled = one_step(model, experiment.forward, inputs, experiment.autocast_dtype)
     eager = one_step(model, model, inputs, experiment.autocast_dtype)
+    compiled_again = None
+    reseeded = one_step(model, model, inputs, experiment.autocast_dtype, seed=job["seed"] + 1)
+    if any(not numpy.array_equal(eager[name], reseeded[name], equal_nan=True) for name in eager):
+        # The step draws random numbers (dropout): Inductor's generated code draws them from its own
+        # generator, never eager's. As PyTorch's accuracy harness does, compile it again drawing from
+        # ATen's (fallback_random); the timed graph is not compared then, and the result says so.
+        compiled_again = ("fallback_random: the step draws random numbers, which compiled code draws from its own "
+                          "generator; compiled again drawing them from eager's for the comparison")
+        torch._dynamo.reset()
+        with torch._inductor.config.patch(fallback_random=True):
+            recompiled = torch.compile(model, backend=job["backend"], mode=job["compile_mode"], dynamic=job["dynamic"],
+                                       fullgraph=job["fullgraph"])
+            compiled = one_step(model, recompiled, inputs, experiment.autocast_dtype)
     reference, note = None, None
     if experiment.parameters > FLOAT64_REFERENCE_MAX_PARAMETERS:
         note = f"no float64 reference: {experiment.parameters} parameters"
@@ -781,7 +796,7 @@ def accuracy_check(torch, experiment, job):
         except torch.cuda.OutOfMemoryError as error:
             note = f"no float64 reference: {str(error).splitlines()[0]}"
     model.load_state_dict(saved)
-    return accuracy.section(compiled, eager, reference, note)
+    return dict(accuracy.section(compiled, eager, reference, note), compiled_again=compiled_again)
 
 
 def check_shapes(job):
@@ -845,6 +860,37 @@ def check_compile_options(torch, job):
     if job["compile_mode"] in CUDA_GRAPH_MODES and not job["device"].startswith("cuda"):
         raise Unsupported(f"compile_mode {job['compile_mode']} captures CUDA graphs, which need a CUDA device; "
                           "on a CPU use default or max-autotune-no-cudagraphs")
+
+
+class InductorFallbacks:
+    """The operators Inductor left to ATen while the job compiled (no
+    lowering of its own, or a fallback by design): each FallbackKernel it
+    creates, recorded by wrapping FallbackKernel.create for the process, the
+    one place every fallback passes through (docs/compiler.md). A graph
+    loaded from the FX graph cache is not lowered again, so its fallbacks
+    are not seen: then the list is null."""
+
+    def __init__(self):
+        self.counts = {}
+        try:
+            from torch._inductor.ir import FallbackKernel
+        except ImportError:  # a PyTorch without Inductor
+            self.available = False
+            return
+        self.available = True
+        original, counts = FallbackKernel.create.__func__, self.counts
+
+        def create(cls, kernel, *args, **kwargs):
+            counts[str(kernel)] = counts.get(str(kernel), 0) + 1
+            return original(cls, kernel, *args, **kwargs)
+        FallbackKernel.create = classmethod(create)
+
+    def section(self, counters):
+        """fallback_operators: [{operator, count}], most frequent first."""
+        if not self.available or counters["inductor"].get("fxgraph_cache_hit", 0):
+            return None
+        return [{"operator": name, "count": count}
+                for name, count in sorted(self.counts.items(), key=lambda item: (-item[1], item[0]))[:20]]
 
 
 class CompileCache:
@@ -919,14 +965,15 @@ def compile_phases(first_iteration_seconds):
     return phases
 
 
-def compile_section(torch, job, cache, first_iteration_seconds):
+def compile_section(torch, job, cache, fallbacks, first_iteration_seconds):
     """execution.compile (docs/compiler.md): the job's torch.compile settings
     and what Dynamo did, from its counters (torch._dynamo.utils.counters,
     guard_failures; both cleared when the run starts): graphs captured,
     graph breaks with their reasons (each reason in full, and counted by its
     summary: its first line, and the explanation newer versions put on the
-    second), and recompilations with the guards that failed; the compile
-    time's phases and the caches it started with."""
+    second), and recompilations with the guards that failed; the operators
+    Inductor left to ATen and its own counters; the compile time's phases
+    and the caches it started with."""
     from torch._dynamo.utils import counters, guard_failures
     summaries = {}
     for reason, count in counters["graph_break"].items():
@@ -942,6 +989,8 @@ def compile_section(torch, job, cache, first_iteration_seconds):
             "top_break_reasons": [{"reason": reason, "count": count} for reason, count in
                                   sorted(summaries.items(), key=lambda item: (-item[1], item[0]))[:10]],
             "recompilations": len(failures), "guard_failures": failures[:10],
+            "fallback_operators": fallbacks.section(counters),
+            "inductor_counters": {name: int(value) for name, value in sorted(counters["inductor"].items())},
             "phases": compile_phases(first_iteration_seconds), "cache": cache.section()}
 
 
@@ -1049,6 +1098,7 @@ class TorchCompile(Framework):
         if compiled:
             check_compile_options(torch, job)
         cache = CompileCache(job) if compiled else None  # before anything compiles
+        fallbacks = InductorFallbacks() if compiled else None
         torch._dynamo.reset()
         counters.clear()
         guard_failures.clear()
@@ -1056,7 +1106,7 @@ class TorchCompile(Framework):
         # Before any model: the process's baseline.
         probe = CudaMemoryProbe(torch, job["device"]) if job["device"].startswith("cuda") else RssProbe()
         if job["task"] == "generate":
-            return self.generate(job, result, probe, cache)
+            return self.generate(job, result, probe, cache, fallbacks)
         # One pipeline, whatever mode the experiment ends up in.
         feed = data.Feed(job, lambda tree, corrupt: DataLoaderPipeline(
             torch, job, torch.device(job["device"]), tree, corrupt)) if data.reads_folder(job) else None
@@ -1064,7 +1114,8 @@ class TorchCompile(Framework):
             lambda mode: Experiment(torch, job, mode == "compiled", feed), job, warnings, log, "torch.compile",
             reset=torch._dynamo.reset)
         # What compiling did, before the timed epochs.
-        dynamo = compile_section(torch, job, cache, timing.get("first_iteration_seconds")) if compiled else None
+        dynamo = compile_section(torch, job, cache, fallbacks, timing.get("first_iteration_seconds")) if compiled \
+            else None
 
         # Timed epochs: the worker's timed region and clocks; memory in phases.
         clock = (CudaEventClock(torch, experiment.device, job["iters"]) if experiment.device.type == "cuda"
@@ -1073,11 +1124,11 @@ class TorchCompile(Framework):
 
         ran_compiled = experiment.compiled
         result["execution"] = execution_section(job, experiment, ran_compiled, fallback_reason, dynamo)
-        if compiled:
-            result["accuracy"] = accuracy_check(torch, experiment, job) if ran_compiled else accuracy.skipped(
-                f"fell back to eager: {fallback_reason}")
         if job.get("shapes"):
             result["shapes"] = shape_sweep(torch, experiment, job)
+        if compiled:  # last: a step that draws random numbers compiles again for it
+            result["accuracy"] = accuracy_check(torch, experiment, job) if ran_compiled else accuracy.skipped(
+                f"fell back to eager: {fallback_reason}")
         if ":" in job["model"]:  # a library's model: no formula in schemas/models.json, so counted
             try:
                 result["execution"]["counted_flops"] = counted_flops(torch, job)
@@ -1091,7 +1142,7 @@ class TorchCompile(Framework):
                                                    "skipped_steps": experiment.skipped_steps}
         record_measurements(result, timing, losses, epoch_final, memory, data_report)
 
-    def generate(self, job, result, probe, cache):
+    def generate(self, job, result, probe, cache, fallbacks):
         """Task generate: warm-up generations, then the timed ones; compiled,
         the gate after them: eager greedy decoding of the last prompt from
         the same weights must give the same tokens (docs/language-models.md)."""
@@ -1130,7 +1181,7 @@ class TorchCompile(Framework):
                     warnings.append(f"compiled greedy decoding differs from eager from new token {int(differ[0])} on "
                                     "(same weights and prompt): the compiled model computes something else")
         result["execution"] = execution_section(job, experiment, generation.compiled, fallback_reason,
-                                                compile_section(torch, job, cache,
+                                                compile_section(torch, job, cache, fallbacks,
                                                                 timing.get("first_iteration_seconds"))
                                                 if compiled else None)
         result["generation"] = section

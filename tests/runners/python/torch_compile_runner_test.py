@@ -402,6 +402,20 @@ class CompilerDiagnostics(unittest.TestCase):
         warm_first = warm.result["timing"]["first_iteration_seconds"]
         self.assertLess(warm_first, 0.6 * first, (warm_first, first))
 
+    def test_operators_inductor_leaves_to_aten_are_named_and_a_cached_graph_says_it_cannot_tell(self):
+        with tempfile.TemporaryDirectory(prefix="ts_sorting_") as root:
+            pathlib.Path(root, "sorting.py").write_text(SORTING)
+            job = {"schema_version": 1, "model": "python:sorting:build", "model_root": root, "mode": "compiled",
+                   "batch_size": 4, "epochs": 1, "warmup": 1, "iters": 1, "threads": 1}
+            cold = Run(ARGS.runner, dict(job, compile_cache="cold"))
+            warm = Run(ARGS.runner, dict(job, compile_cache="warm"))
+        self.assertEqual(cold.exit_code, 0, cold.stderr)
+        compile_ = cold.result["execution"]["compile"]
+        self.assertIn("aten.sort.stable", [entry["operator"] for entry in compile_["fallback_operators"]], compile_)
+        self.assertGreaterEqual(compile_["inductor_counters"]["fxgraph_cache_miss"], 1, compile_["inductor_counters"])
+        self.assertEqual(warm.exit_code, 0, warm.stderr)
+        self.assertIsNone(warm.result["execution"]["compile"]["fallback_operators"])
+
     def test_a_second_shape_recompiles_with_dynamic_off_and_not_with_dynamic_on(self):
         job = dict(TINY_MLP, mode="compiled", epochs=1, warmup=1, iters=2, shapes=[{"batch_size": 16}])
         static, dynamic = Run(ARGS.runner, dict(job, dynamic=False)), Run(ARGS.runner, dict(job, dynamic=True))
@@ -460,6 +474,26 @@ class Miscompiled(torch.nn.Module):
 
 def build(job):
     return {"module": Miscompiled(),
+            "make_batch": lambda n, device: (torch.randn(n, 16, device=device), torch.randint(10, (n,), device=device))}
+"""
+
+
+# A model with an operator Inductor has no lowering for: sort falls back to ATen.
+SORTING = """\
+import torch
+
+
+class Sorting(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(16, 10)
+
+    def forward(self, x):
+        return torch.sort(self.layer(x), dim=1).values
+
+
+def build(job):
+    return {"module": Sorting(),
             "make_batch": lambda n, device: (torch.randn(n, 16, device=device), torch.randint(10, (n,), device=device))}
 """
 
