@@ -13,20 +13,12 @@ namespace {
 
 constexpr int kListedReasons = 20;
 
-std::vector<std::string> axes_without(const std::string& axis) {
-  auto axes = configuration_axes();
-  std::erase(axes, axis);
-  return axes;
-}
-
-nlohmann::json speedup_points(Database& database, QueryOptions options) {
-  options.metrics = {"epoch_time", "compile_time"};
-  options.compare = "mode";
+nlohmann::json speedup_points(const Table& by_mode) {
   auto points = nlohmann::json::array();
-  for (const auto& row : row_objects(query(database, options))) {
+  for (const auto& row : row_objects(by_mode)) {
     const auto& compile = row.at("compile_time_s:compiled");
     if (row.at("speedup").is_null() || compile.is_null()) continue;
-    points.push_back({{"configuration", label_of(row, axes_without("mode"))},
+    points.push_back({{"configuration", label_of(row, configuration_axes_without("mode"))},
                       {"compile_s", compile},
                       {"speedup", row.at("speedup")},
                       {"inaccurate", row.at("inaccurate")}});
@@ -82,16 +74,17 @@ nlohmann::json cold_against_warm(Database& database, QueryOptions options) {
   for (const auto& row : row_objects(query(database, options))) {
     const auto &cold = row.at("compile_time_s:cold"), &warm = row.at("compile_time_s:warm");
     if (cold.is_null() || warm.is_null()) continue;
-    rows.push_back({{"configuration", label_of(row, axes_without("mode"))}, {"cold_s", cold}, {"warm_s", warm}});
+    rows.push_back(
+        {{"configuration", label_of(row, configuration_axes_without("mode"))}, {"cold_s", cold}, {"warm_s", warm}});
   }
   return rows;
 }
 
 }  // namespace
 
-nlohmann::json compiler_figures(Database& database, const QueryOptions& options) {
+nlohmann::json compiler_figures(Database& database, const QueryOptions& options, const Table& by_mode) {
   const auto condition = condition_of(database, options.filter);
-  return {{"points", speedup_points(database, options)},
+  return {{"points", speedup_points(by_mode)},
           {"accuracy", accuracy_by_runner(database, condition)},
           {"break_reasons", break_reasons(database, condition)},
           {"cache", cold_against_warm(database, options)}};

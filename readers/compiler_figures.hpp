@@ -8,7 +8,8 @@
 
 namespace ts::readers {
 
-// For the results `options.filter` selects:
+// For the results `options.filter` selects, and `by_mode` their `--compare
+// mode` table with the compile_time metric among its metrics:
 //   points         one per configuration run both eager and compiled: its
 //                  compiled compile time, its speedup and its runs failing
 //                  the accuracy gate (the dashboard's compile time against
@@ -20,6 +21,6 @@ namespace ts::readers {
 //                  result's top_break_reasons), with the runs and models;
 //   cache          per configuration run with both, the compile time cold
 //                  and warm (compile_cache).
-nlohmann::json compiler_figures(Database& database, const QueryOptions& options);
+nlohmann::json compiler_figures(Database& database, const QueryOptions& options, const Table& by_mode);
 
 }  // namespace ts::readers

@@ -1,6 +1,9 @@
 #include "readers/labels.hpp"
 
+#include <algorithm>
+
 #include "readers/sql_parts.hpp"
+#include "readers/vocabulary.hpp"
 
 namespace ts::readers {
 
@@ -17,6 +20,12 @@ std::string label_of(const nlohmann::json& row, const std::vector<std::string>& 
     text += (text.empty() ? "" : " ") + value;
   }
   return text;
+}
+
+std::vector<std::string> configuration_axes_without(const std::string& axis) {
+  auto axes = configuration_axes();
+  std::erase(axes, axis);
+  return axes;
 }
 
 }  // namespace ts::readers

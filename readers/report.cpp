@@ -100,8 +100,7 @@ std::vector<std::string> ids_of(const std::vector<SweepRow>& sweeps) {
 // labelled without the mode, so eager and compiled sit side by side.
 nlohmann::json generation_figures(Database& database, QueryOptions options) {
   options.metrics = {"decode_latency", "decode_p99", "prefill_time", "tokens_per_s"};
-  auto axes = configuration_axes();
-  std::erase(axes, std::string("mode"));
+  const auto axes = configuration_axes_without("mode");
   auto figures = nlohmann::json::array();
   for (const auto& row : row_objects(query(database, options))) {
     if (row.at("task") != "generate" || row.at("decode_p50_ms").is_null()) continue;
@@ -204,8 +203,7 @@ int64_t count_of(Database& database, const std::string& sql, const std::vector<s
 // `reference`) whose estimate exists, for the chart and its table.
 void add_speedups(const Table& table, const std::string& compared_axis, const std::string& reference,
                   nlohmann::json& out) {
-  auto axes = configuration_axes();
-  std::erase(axes, compared_axis);
+  const auto axes = configuration_axes_without(compared_axis);
   const bool by_mode = compared_axis == "mode";
   for (const auto& row : row_objects(table)) {
     if (row.at("speedup").is_null()) continue;
@@ -336,17 +334,17 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
   auto memory = nlohmann::json::array();
   if (!configurations.empty()) {
     QueryOptions compare = plain_options;
-    compare.metrics = {"epoch_time", "peak_memory"};
+    compare.metrics = {"epoch_time", "peak_memory", "compile_time"};
     compare.compare = "mode";
     const auto by_mode = query(database, compare);
     add_speedups(by_mode, "mode", "eager", speedups);
+    data["compiler"] = compiler_figures(database, plain_options, by_mode);
     // The selection as a suite, as PyTorch's compiler dashboard sums one up:
     // per runner and environment, configurations run, passed, geomean speedup.
     if (!by_mode.rows.empty()) data["suite"] = row_objects(suite_summary(database, compare, {"runner", "env"}));
     for (const auto& row : row_objects(by_mode)) {
       if (row.at("peak_memory_mib:eager").is_null() || row.at("peak_memory_mib:compiled").is_null()) continue;
-      auto axes = configuration_axes();
-      std::erase(axes, std::string("mode"));
+      const auto axes = configuration_axes_without("mode");
       memory.push_back({{"configuration", label_of(row, axes)},
                         {"eager_mib", row.at("peak_memory_mib:eager")},
                         {"compiled_mib", row.at("peak_memory_mib:compiled")},
@@ -387,8 +385,7 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
                           {"samples_per_s", row.at("samples_per_s")},
                           {"tokens_per_s", row.at("tokens_per_s")}});  // a language model's; null for the others
     if (row.contains("scaling_efficiency") && !row.at("scaling_efficiency").is_null()) {
-      auto axes = configuration_axes();
-      std::erase(axes, std::string("gpus"));
+      const auto axes = configuration_axes_without("gpus");
       scaling.push_back({{"configuration", label_of(row, axes)},
                          {"gpus", row.at("gpus")},
                          {"efficiency", row.at("scaling_efficiency")},
@@ -399,7 +396,6 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
   data["throughput"] = throughput;
   data["scaling"] = scaling;
   data["generation"] = generation_figures(database, plain_options);
-  data["compiler"] = compiler_figures(database, plain_options);
 
   std::string baseline_id;
   if (!options.baseline.empty()) {

@@ -39,6 +39,13 @@ torch::Tensor class_loss(const torch::Tensor& logits, const torch::Tensor& targe
   return torch::nn::functional::cross_entropy(scores, targets);
 }
 
+// Every parameter, then every buffer: the module's whole state.
+std::vector<torch::Tensor> module_state(const torch::nn::Module& module) {
+  auto state = module.parameters();
+  for (const auto& buffer : module.buffers()) state.push_back(buffer);
+  return state;
+}
+
 std::string message_of(const std::exception& error) {
   if (const auto* c10_error = dynamic_cast<const c10::Error*>(&error)) return c10_error->what_without_backtrace();
   return error.what();
@@ -95,11 +102,7 @@ Experiment::Experiment(const Job& job, torch::Device device, PrecisionPlan plan,
   if (job.initial_weights) load_initial_weights(*model_.module, *job.initial_weights);
   model_.module->to(device);
   model_.module->train(job.task == Task::train);
-  if (parallel) {
-    auto state = model_.module->parameters();
-    for (const auto& buffer : model_.module->buffers()) state.push_back(buffer);
-    broadcast_tensors(state, parallel->collective, 0);
-  }
+  if (parallel) broadcast_tensors(module_state(*model_.module), parallel->collective, 0);
   for (const auto& parameter : model_.module->parameters()) {
     initial_parameter_l1_ += parameter.detach().to(torch::kFloat64).abs().sum().item<double>();
   }
@@ -231,19 +234,14 @@ nlohmann::json Experiment::accuracy_check() {
   constexpr int64_t kFloat64ReferenceMaxParameters = 1'000'000'000;
   const Batch& batch = reference_ ? *reference_ : data_->peek();
   auto& module = *model_.module;
-  const auto state_of = [&] {
-    auto all = module.parameters();
-    for (const auto& buffer : module.buffers()) all.push_back(buffer);
-    return all;
-  };
   std::vector<torch::Tensor> saved;
   {
     torch::NoGradGuard no_grad;
-    for (const auto& tensor : state_of()) saved.push_back(tensor.detach().clone());
+    for (const auto& tensor : module_state(module)) saved.push_back(tensor.detach().clone());
   }
   const auto restore = [&] {
     torch::NoGradGuard no_grad;
-    const auto live = state_of();
+    const auto live = module_state(module);
     for (std::size_t i = 0; i < live.size(); ++i) live[i].copy_(saved[i]);
   };
   const auto clear_gradients = [&] {

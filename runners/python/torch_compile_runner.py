@@ -674,8 +674,7 @@ class Experiment(ExperimentBase):
         self.skipped_steps = 0
         self.forward = self.model
         if compiled:
-            self.forward = torch.compile(self.model, backend=job["backend"], mode=job["compile_mode"],
-                                         dynamic=job["dynamic"], fullgraph=job["fullgraph"])
+            self.forward = torch.compile(self.model, **compile_options(job))
 
     def loss_of(self, output, targets):
         return model_loss(self.torch, self.model, output, targets)
@@ -781,9 +780,7 @@ def accuracy_check(torch, experiment, job):
                           "generator; compiled again drawing them from eager's for the comparison")
         torch._dynamo.reset()
         with torch._inductor.config.patch(fallback_random=True):
-            recompiled = torch.compile(model, backend=job["backend"], mode=job["compile_mode"], dynamic=job["dynamic"],
-                                       fullgraph=job["fullgraph"])
-            compiled = one_step(model, recompiled, inputs, experiment.autocast_dtype)
+            compiled = one_step(model, torch.compile(model, **compile_options(job)), inputs, experiment.autocast_dtype)
     reference, note = None, None
     if experiment.parameters > FLOAT64_REFERENCE_MAX_PARAMETERS:
         note = f"no float64 reference: {experiment.parameters} parameters"
