@@ -2,6 +2,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/filter_options.hpp"
+#include "cli/mlflow_export.hpp"
 #include "cli/parquet_export.hpp"
 #include "cli/table_renderer.hpp"
 #include "cli/terminal_width.hpp"
@@ -70,18 +71,42 @@ Command add_query_command(CLI::App& app) {
 }
 
 Command add_export_command(CLI::App& app) {
-  auto* command = app.add_subcommand(
-      "export", "every stored result as flat rows (CSV or JSON), or results and steps as Parquet files");
+  auto* command = app.add_subcommand("export",
+                                     "every stored result as flat rows (CSV or JSON), results and steps as Parquet "
+                                     "files, or each result as an MLflow run");
   struct Settings : FilterSettings {
     std::string out;
+    std::vector<std::string> to;
+    MlflowExport mlflow;
   };
   auto settings = std::make_shared<Settings>();
   add_filter_options(command, *settings, "csv");
   command->get_option("--format")->description("table | csv | json | parquet (with --out)");
   command->add_option("--out", settings->out,
                       "with --format parquet: the existing folder results.parquet and steps.parquet go to");
+  command->add_option("--to", settings->to, "mlflow URI: each result as a run in that MLflow tracking store")
+      ->expected(2);
+  command->add_option("--experiment", settings->mlflow.experiment,
+                      "with --to mlflow: one experiment for every result (default: each sweep's name)");
+  command->add_option("--artifacts", settings->mlflow.artifacts,
+                      "with --to mlflow: artifact location of the experiments it creates (default: beside a local "
+                      "store, else the server's)");
   return [settings] {
     auto database = store::open_read_only(settings->db);
+    if (!settings->to.empty()) {
+      if (settings->to[0] != "mlflow") {
+        throw InvalidInput("--to",
+                           "expected 'mlflow URI' (the one tracker export writes to), got '" + settings->to[0] + "'");
+      }
+      if (!settings->out.empty()) throw InvalidInput("--out", "--out is for --format parquet, not --to");
+      settings->mlflow.tracking_uri = settings->to[1];
+      export_mlflow(database, settings->filter(), settings->mlflow);
+      return exit_code::ok;
+    }
+    if (!settings->mlflow.experiment.empty() || !settings->mlflow.artifacts.empty()) {
+      throw InvalidInput(settings->mlflow.experiment.empty() ? "--artifacts" : "--experiment",
+                         "it is for --to mlflow URI");
+    }
     if (settings->format == "parquet") {
       export_parquet(database, settings->filter(), settings->out);
       return exit_code::ok;

@@ -35,7 +35,8 @@ const std::map<std::string, ExportTable>& contract() {
       out.source = table.at("source").get<std::string>();
       out.order = table.at("order").get<std::vector<std::string>>();
       for (const auto& column : table.at("columns")) {
-        out.columns.push_back({column.at("name").get<std::string>(), column.at("type").get<std::string>()});
+        out.columns.push_back(
+            {column.at("name").get<std::string>(), column.at("type").get<std::string>(), column.value("mlflow", "")});
         out.kinds.push_back(kind_of(out.columns.back().type));
       }
     }

@@ -13,7 +13,8 @@ namespace ts::readers {
 
 struct ExportColumn {
   std::string name;
-  std::string type;  // string, int64, float64, bool or timestamp
+  std::string type;    // string, int64, float64, bool or timestamp
+  std::string mlflow;  // results: what the MLflow export makes of it (param, metric or tag)
 };
 
 // The tables the contract names ("results", "steps"), by name.
