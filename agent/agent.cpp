@@ -335,11 +335,7 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, Placement placement)
     request.environment["CUDA_VISIBLE_DEVICES"] = visible_devices(capabilities_.at("gpus"), gpus);
   }
   if (needs_rank_launch(request.job)) {
-    std::vector<std::string> forwarded{std::string(runner_contract::progress_variable), "TORCHSWEEP_DIE_WITH_PARENT"};
-    if (request.environment.contains("CUDA_VISIBLE_DEVICES")) {
-      forwarded.insert(forwarded.end(), {"CUDA_DEVICE_ORDER", "CUDA_VISIBLE_DEVICES"});
-    }
-    request.launcher = mpirun_command(request.job, options_.rank_launch, forwarded);
+    request.launcher = mpirun_command(request.job, options_.rank_launch, forwarded_to_ranks(request.environment));
   }
   const auto telemetry = std::make_shared<GpuTelemetry>(telemetry_for(assign.at("gpus").get<std::vector<int64_t>>()));
   request.on_progress = [this, job_id, attempt, telemetry](const nlohmann::json& line) {

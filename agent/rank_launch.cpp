@@ -5,11 +5,18 @@
 #include <cstdlib>
 
 #include "shared/job_fields.hpp"
+#include "shared/runner_contract.hpp"
 
 namespace ts::agent {
 
 bool needs_rank_launch(const nlohmann::json& job) {
   return job_fields::get<int64_t>(job, "gpus") > 1 || job.contains("hosts");
+}
+
+std::vector<std::string> forwarded_to_ranks(const std::map<std::string, std::string>& environment) {
+  std::vector<std::string> forwarded{std::string(runner_contract::progress_variable), "TORCHSWEEP_DIE_WITH_PARENT"};
+  if (environment.contains("CUDA_DEVICE_ORDER")) forwarded.emplace_back("CUDA_DEVICE_ORDER");
+  return forwarded;
 }
 
 std::vector<std::string> mpirun_command(const nlohmann::json& job, const RankLaunchSettings& settings,

@@ -5,6 +5,7 @@
 // local rank among those the coordinator reserved (CUDA_VISIBLE_DEVICES);
 // across nodes the job's `hosts` go to mpirun --host, and inside a Slurm
 // allocation without `hosts` mpirun places ranks over the allocation.
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -17,6 +18,14 @@ struct RankLaunchSettings {
 
 // Whether `job` needs several ranks: gpus > 1, or hosts given.
 bool needs_rank_launch(const nlohmann::json& job);
+
+// Of the variables the agent sets for a runner (`environment`, besides the
+// progress file and the parent-death setting it always sets), those every
+// rank gets through mpirun -x, remote ones included: CUDA_DEVICE_ORDER. Never
+// CUDA_VISIBLE_DEVICES: it names this node's GPUs (by UUID), which no other
+// node has; local ranks inherit it from mpirun, and a remote node's ranks
+// keep that node's own (all its GPUs, or Slurm's share of them).
+std::vector<std::string> forwarded_to_ranks(const std::map<std::string, std::string>& environment);
 
 // The mpirun command line the runner goes after, for a job that
 // needs_rank_launch; as root it adds --allow-run-as-root, which Open MPI

@@ -7,5 +7,11 @@ function(ts_project_target target)
   if(TORCHSWEEP_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
+  # GCC 12's -Wrestrict misfires inside libstdc++'s own std::string at -O2
+  # and above (GCC bug 105329, fixed in 13): the worker's build on a GPU
+  # node's GCC 12 would fail with -Werror on code that is not ours.
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+    target_compile_options(${target} PRIVATE -Wno-restrict)
+  endif()
   target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/generated)
 endfunction()

@@ -14,7 +14,9 @@ std::optional<double> peak_of(const nlohmann::json& peak_flops, bool cuda, const
   if (!peak_flops.is_object()) return std::nullopt;
   const auto figure = [&](const auto& match) -> std::optional<double> {
     for (const auto& entry : peak_flops.at("devices")) {
-      if (match(entry) && entry.at(dtype).is_number()) return entry.at(dtype).template get<double>();
+      if (match(entry) && entry.contains(dtype) && entry.at(dtype).is_number()) {
+        return entry.at(dtype).template get<double>();
+      }
     }
     return std::nullopt;
   };
@@ -48,8 +50,13 @@ std::optional<nlohmann::json> efficiency_of(const nlohmann::json& result, const 
     convention = "flop_counter_2flops_per_mac_counted_step";
   }
   const double achieved = flops.per_step / step;
-  const std::string dtype = job_fields::get<std::string>(job, "precision") == "fp32" ? "fp32" : "bf16";
-  const auto peak = peak_of(peak_flops, job_fields::get<std::string>(job, "device").starts_with("cuda"), gpus, dtype);
+  // The peak of the matrix products the job ran: an fp32 job on a GPU that
+  // allowed TensorFloat-32 (execution.math, docs/gpu.md) against the TF32 peak.
+  const bool cuda = job_fields::get<std::string>(job, "device").starts_with("cuda");
+  const bool tf32 = result.value(nlohmann::json::json_pointer("/execution/math/tf32_matmul"), nlohmann::json()) == true;
+  const std::string dtype =
+      job_fields::get<std::string>(job, "precision") != "fp32" ? "bf16" : (cuda && tf32 ? "tf32" : "fp32");
+  const auto peak = peak_of(peak_flops, cuda, gpus, dtype);
   return nlohmann::json{{"convention", convention},
                         {"forward_flops_per_sample", flops.forward_per_sample},
                         {"flops_per_step", flops.per_step},

@@ -6,6 +6,7 @@
 #ifdef TORCHSWEEP_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <cuda_runtime_api.h>
 #endif
 
@@ -53,35 +54,49 @@ using EventPair = std::pair<at::cuda::CUDAEvent, at::cuda::CUDAEvent>;
 
 double event_seconds(EventPair& events) { return events.first.elapsed_time(events.second) / 1000.0; }
 
+// Event pairs made and recorded once, up front (CUDA makes an event at its
+// first record), and reused by every take(): none is created in a timed step.
+std::vector<EventPair> recorded_event_pairs(std::size_t count) {
+  std::vector<EventPair> events;
+  for (std::size_t i = 0; i < count; ++i) {
+    events.emplace_back(at::cuda::CUDAEvent(cudaEventDefault), at::cuda::CUDAEvent(cudaEventDefault));
+    events.back().first.record();
+    events.back().second.record();
+  }
+  return events;
+}
+
 class CudaIntervalTimer final : public IntervalTimer {
  public:
-  void begin() override {
-    events_.emplace_back(at::cuda::CUDAEvent(cudaEventDefault), at::cuda::CUDAEvent(cudaEventDefault));
-    events_.back().first.record();
+  CudaIntervalTimer(torch::Device device, std::size_t intervals_per_take)
+      : events_(recorded_event_pairs(intervals_per_take)) {
+    synchronize(device);
   }
-  void end() override { events_.back().second.record(); }
+  void begin() override {
+    if (next_ == events_.size()) {  // more intervals than announced: made here, as a last resort
+      events_.emplace_back(at::cuda::CUDAEvent(cudaEventDefault), at::cuda::CUDAEvent(cudaEventDefault));
+    }
+    events_[next_].first.record();
+  }
+  void end() override { events_[next_++].second.record(); }
   std::vector<double> take() override {
     std::vector<double> seconds;
-    for (auto& events : events_) seconds.push_back(event_seconds(events));
-    events_.clear();
+    for (std::size_t i = 0; i < next_; ++i) seconds.push_back(event_seconds(events_[i]));
+    next_ = 0;
     return seconds;
   }
 
  private:
   std::vector<EventPair> events_;
+  std::size_t next_ = 0;
 };
 
-// Event pairs for every step of an epoch, made (CUDA makes an event at its
-// first record) before the timed epochs and reused by each: nothing is
-// created inside the timed region.
+// Event pairs for every step of an epoch, made before the timed epochs and
+// reused by each.
 class CudaStepClock final : public StepClock {
  public:
-  CudaStepClock(torch::Device device, int64_t steps_per_epoch) : device_(device) {
-    for (int64_t i = 0; i < steps_per_epoch; ++i) {
-      events_.emplace_back(at::cuda::CUDAEvent(cudaEventDefault), at::cuda::CUDAEvent(cudaEventDefault));
-      events_.back().first.record();
-      events_.back().second.record();
-    }
+  CudaStepClock(torch::Device device, int64_t steps_per_epoch)
+      : device_(device), events_(recorded_event_pairs(static_cast<std::size_t>(steps_per_epoch))) {
     synchronize(device_);
   }
   void begin_epoch() override {
@@ -125,10 +140,16 @@ torch::Device resolve_device(const std::string& spec) {
   if (device.index() >= count) {
     throw Unsupported("device " + spec + ": only " + std::to_string(count) + " CUDA device(s) visible");
   }
+  c10::cuda::set_device(device.index());
   return device;
 #else
   throw Unsupported("device " + spec + ": this torchsweep-worker was built against a CPU-only LibTorch");
 #endif
+}
+
+std::string rank_device(const std::string& spec, int local_rank, int ranks) {
+  if (ranks == 1 || !spec.starts_with("cuda")) return spec;
+  return "cuda:" + std::to_string(local_rank);
 }
 
 void synchronize(const torch::Device& device) {
@@ -148,11 +169,12 @@ std::unique_ptr<StepClock> make_step_clock(const torch::Device& device, int64_t 
   return std::make_unique<HostStepClock>();
 }
 
-std::unique_ptr<IntervalTimer> make_interval_timer(const torch::Device& device) {
+std::unique_ptr<IntervalTimer> make_interval_timer(const torch::Device& device, std::size_t intervals_per_take) {
 #ifdef TORCHSWEEP_WITH_CUDA
-  if (device.is_cuda()) return std::make_unique<CudaIntervalTimer>();
+  if (device.is_cuda()) return std::make_unique<CudaIntervalTimer>(device, intervals_per_take);
 #endif
   (void)device;
+  (void)intervals_per_take;
   return std::make_unique<HostIntervalTimer>();
 }
 

@@ -19,8 +19,15 @@ class Unsupported : public std::runtime_error {
 };
 
 // "cpu", "cuda" or "cuda:N"; throws Unsupported when CUDA was not compiled
-// in, no GPU is visible, or N is out of range.
+// in, no GPU is visible, or N is out of range. A CUDA device becomes this
+// process's current device: a rank on cuda:1 then records its events and
+// streams there and opens no context on GPU 0.
 torch::Device resolve_device(const std::string& spec);
+
+// The device a rank of a data-parallel job runs on: with several ranks,
+// local rank i takes the i-th GPU the agent made visible; a one-rank job
+// (data_parallel: always) keeps the job's own, index included.
+std::string rank_device(const std::string& spec, int local_rank, int ranks);
 
 // Waits for all queued work on `device` (a no-op on CPU).
 void synchronize(const torch::Device& device);
@@ -59,7 +66,9 @@ class IntervalTimer {
   virtual std::vector<double> take() = 0;
 };
 
-std::unique_ptr<IntervalTimer> make_interval_timer(const torch::Device& device);
+// `intervals_per_take`: how many intervals end between two take()s, so that
+// a CUDA timer makes its events before the timed epochs.
+std::unique_ptr<IntervalTimer> make_interval_timer(const torch::Device& device, std::size_t intervals_per_take);
 
 // Wall time of `work`, with the device synchronised before and after.
 template <class Work>

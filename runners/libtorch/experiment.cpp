@@ -11,6 +11,7 @@
 #include <set>
 
 #include "runners/libtorch/accuracy_check.hpp"
+#include "runners/libtorch/data/jpeg_image.hpp"
 #include "runners/libtorch/data/synthetic_data.hpp"
 #include "runners/libtorch/device.hpp"
 #include "runners/libtorch/distributed/module_state.hpp"
@@ -18,6 +19,7 @@
 #include "runners/libtorch/forward_path.hpp"
 #include "runners/libtorch/fusion_observer.hpp"
 #include "runners/libtorch/generation.hpp"
+#include "runners/libtorch/math_policy.hpp"
 #include "runners/libtorch/memory_probe.hpp"
 #include "runners/libtorch/models/registry.hpp"
 #include "runners/libtorch/start_state.hpp"
@@ -108,6 +110,7 @@ Experiment::Experiment(const Job& job, torch::Device device, PrecisionPlan plan,
   }
   const int rank = parallel ? parallel->world.rank() : 0;
   if (job.data) {
+    require_jpeg_decoding();
     tree_ = ImageTree::read(job.data->path);
     if (static_cast<int64_t>(tree_->classes.size()) > model_.num_classes) {
       throw std::runtime_error(fmt::format("data.folder: {} has {} classes, more than the model's num_classes ({})",
@@ -223,9 +226,11 @@ void Experiment::run_timed_epochs(TimingReport& timing, LossReport& loss, Memory
     for (auto& epoch : timing.step_seconds) epoch = parallel_->world.all_reduce_max(std::move(epoch));
   }
   timing.clock = clock_->name();
-  const auto read = [](const torch::Tensor& early) { return early.defined() ? early.item<double>() : NAN; };
-  if (!early_losses_.empty()) loss.first_step = read(early_losses_[0]);
-  if (early_losses_.size() > 1) loss.second_step = read(early_losses_[1]);
+  const auto read = [this](const std::pair<torch::Tensor, torch::Tensor>& early) {
+    return early.first.defined() ? loss_of(early.first, early.second).item<double>() : NAN;
+  };
+  if (!early_steps_.empty()) loss.first_step = read(early_steps_[0]);
+  if (early_steps_.size() > 1) loss.second_step = read(early_steps_[1]);
   loss.reference_eval = reference_eval_;
 }
 
@@ -329,19 +334,19 @@ torch::Tensor Experiment::step(const Batch& batch) {
     torch::NoGradGuard no_grad;
     output = path_->forward(batch.inputs);
   }
-  if (early_losses_.size() < 2) early_losses_.push_back(output.defined() ? loss_of(output, batch) : torch::Tensor());
+  if (early_steps_.size() < 2) early_steps_.emplace_back(output, batch.targets);
   return output;
 }
 
-torch::Tensor Experiment::loss_of(const torch::Tensor& output, const Batch& batch) const {
+torch::Tensor Experiment::loss_of(const torch::Tensor& output, const torch::Tensor& targets) const {
   if (job_.task == Task::train) return output;
   torch::NoGradGuard no_grad;
-  return class_loss(output, batch.targets);
+  return class_loss(output, targets);
 }
 
 std::optional<double> Experiment::loss_value(const torch::Tensor& output, const Batch& batch) const {
   if (!output.defined()) return std::nullopt;
-  return loss_of(output, batch).item<double>();
+  return loss_of(output, batch.targets).item<double>();
 }
 
 namespace {
@@ -364,13 +369,6 @@ void add_observations(Result& result) {
             : "compiled mode ran without any fused kernel: this LibTorch has no LLVM, which its fuser needs to "
               "generate CPU code (the package index's wheels; Debian's LibTorch has it)");
   }
-}
-
-// The device of this rank: with several ranks on a node, local rank i takes
-// the i-th GPU the agent made visible.
-std::string rank_device(const std::string& spec, const World* world) {
-  if (world == nullptr || !spec.starts_with("cuda")) return spec;
-  return "cuda:" + std::to_string(world->local_rank());
 }
 
 // Every rank's part of the report; rank 0 gets all of it. Running statistics
@@ -431,7 +429,7 @@ DistributedReport report_data_parallel(Experiment& experiment, const DataParalle
 // Task generate: one process, eager (the worker's compiled mode traces a
 // fixed-shape forward, and a decode step's cache grows a position a step).
 void run_generation_job(const Job& job, const torch::Device& device, const PrecisionPlan& plan, const World* world,
-                        Result& result) {
+                        const nlohmann::json& math, Result& result) {
   if (world) throw Unsupported("generate runs in one process on one device; data_parallel: always trains only");
   if (job.mode == Mode::compiled) {
     throw Unsupported(
@@ -447,6 +445,7 @@ void run_generation_job(const Job& job, const torch::Device& device, const Preci
   execution.precision = job.precision;
   execution.autocast_dtype = autocast_dtype_name(plan);
   execution.device = device.str();
+  execution.math = math;
   execution.model_parameters = run.parameters;
   execution.initial_parameter_l1 = run.initial_parameter_l1;
   execution.initial_weights = job.initial_weights;
@@ -491,10 +490,12 @@ Result run_experiment(const Job& job, const World* world, const CaptureFunction&
                         " rank(s) were started: multi-rank jobs run under mpirun -np " + std::to_string(job.gpus) +
                         ", which the agent does for them (docs/multi-gpu.md)");
     }
-    const auto device = resolve_device(rank_device(job.device, world));
+    const auto device =
+        resolve_device(world ? rank_device(job.device, world->local_rank(), world->size()) : job.device);
     const auto plan = plan_precision(job.precision, device);
+    const auto math = apply_math_policy(job);
     if (job.task == Task::generate) {
-      run_generation_job(job, device, plan, world, result);
+      run_generation_job(job, device, plan, world, math, result);
       return finish(result);
     }
     // Everything above fails alike on every rank; from here on a rank that
@@ -504,7 +505,8 @@ Result run_experiment(const Job& job, const World* world, const CaptureFunction&
     if (world) {
       collective = make_collective(*world, device);
       parallel.emplace(DataParallel{*world, *collective,
-                                    ReducerOptions{static_cast<int64_t>(job.bucket_mb * 1024 * 1024), job.overlap}});
+                                    ReducerOptions{static_cast<int64_t>(job.bucket_mb * 1024 * 1024), job.overlap,
+                                                   std::max<int64_t>(1, job.iters)}});
       result.ranks_diverged = world->size() > 1;
     }
 
@@ -514,6 +516,7 @@ Result run_experiment(const Job& job, const World* world, const CaptureFunction&
     execution.precision = job.precision;
     execution.autocast_dtype = autocast_dtype_name(plan);
     execution.device = device.str();
+    execution.math = math;
     TimingReport timing;
     std::optional<Experiment> experiment;
     auto prepare = [&](Mode mode) {

@@ -64,7 +64,7 @@ class Experiment {
   torch::Tensor step(const Batch& batch);
   // The loss of a step's output (the loss itself when training), left on
   // the device: reading it is a host sync, which must not fall in a timed step.
-  torch::Tensor loss_of(const torch::Tensor& output, const Batch& batch) const;
+  torch::Tensor loss_of(const torch::Tensor& output, const torch::Tensor& targets) const;
   std::optional<double> loss_value(const torch::Tensor& output, const Batch& batch) const;
   double evaluate(const Batch& batch);
 
@@ -88,7 +88,10 @@ class Experiment {
   std::optional<Batch> reference_;  // the job's reference batch, if it names one
   // Of the first two steps, read after the timed epochs (with warm-up 0 or
   // 1 those steps are timed ones). Undefined: the step had no output.
-  std::vector<torch::Tensor> early_losses_;
+  // The outputs and targets of the first two steps, kept as they are: their
+  // losses are computed and read after the timed epochs, so that no extra
+  // kernel or host wait lands in a timed step when warm-up is 0 or 1.
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> early_steps_;
   std::optional<double> reference_eval_;
   std::optional<ReducerStatistics> timed_reduction_;
 };

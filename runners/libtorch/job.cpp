@@ -59,6 +59,8 @@ Job parse_job(const nlohmann::json& given) {
   read_optional(document, "fallback", job.fallback);
   read_optional(document, "accuracy", job.accuracy);
   read_optional(document, "precision", job.precision);
+  read_optional(document, "tf32", job.tf32);
+  read_optional(document, "cudnn_benchmark", job.cudnn_benchmark);
   read_optional(document, "epochs", job.epochs);
   read_optional(document, "warmup", job.warmup);
   read_optional(document, "data_batches", job.data_batches);

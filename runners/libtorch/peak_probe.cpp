@@ -1,10 +1,12 @@
 #include "runners/libtorch/peak_probe.hpp"
 
+#include <ATen/Context.h>
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <vector>
 
 #include "runners/libtorch/device.hpp"
 #include "runners/libtorch/environment.hpp"
@@ -57,9 +59,22 @@ Figure cpu_rate(torch::ScalarType dtype, const PeakProbeOptions& options) {
   return best_rate(cpu, dtype, n, 1, options.seconds_per_figure);
 }
 
-nlohmann::json figures(const std::function<Figure(torch::ScalarType)>& measure) {
+// The figures of one device. fp32 is IEEE fp32 (TF32 off, whatever the
+// process default); on a GPU `tf32` is fp32 with TensorFloat-32 allowed, the
+// peak of an fp32 job that ran with it (job tf32, execution.math).
+nlohmann::json figures(const std::function<Figure(torch::ScalarType)>& measure, bool gpu) {
+  struct Policy {
+    const char* name;
+    torch::ScalarType dtype;
+    bool tf32;
+  };
+  std::vector<Policy> policies{{"fp32", torch::kFloat, false}, {"bf16", torch::kBFloat16, false}};
+  if (gpu) policies.push_back({"tf32", torch::kFloat, true});
+  auto& context = at::globalContext();
+  const bool process_tf32 = context.allowTF32CuBLAS();
   nlohmann::json entry{{"matmul_size", nlohmann::json::object()}};
-  for (const auto& [name, dtype] : {std::pair{"fp32", torch::kFloat}, std::pair{"bf16", torch::kBFloat16}}) {
+  for (const auto& [name, dtype, tf32] : policies) {
+    context.setAllowTF32CuBLAS(tf32);
     try {
       const auto figure = measure(dtype);
       entry[name] = figure.flops_per_s;
@@ -70,6 +85,7 @@ nlohmann::json figures(const std::function<Figure(torch::ScalarType)>& measure) 
       entry[name] = nullptr;
     }
   }
+  context.setAllowTF32CuBLAS(process_tf32);
   return entry;
 }
 
@@ -81,7 +97,7 @@ nlohmann::json probe_peak(const PeakProbeOptions& options) {
   torch::set_num_threads(static_cast<int>(threads));
   const auto context = capture_context();  // the CPU's model and the GPUs
   nlohmann::json devices = nlohmann::json::array();
-  auto cpu = figures([&](torch::ScalarType dtype) { return cpu_rate(dtype, options); });
+  auto cpu = figures([&](torch::ScalarType dtype) { return cpu_rate(dtype, options); }, false);
   cpu["device"] = "cpu";
   cpu["name"] = context.at("cpu_model");
   cpu["threads"] = threads;
@@ -89,9 +105,11 @@ nlohmann::json probe_peak(const PeakProbeOptions& options) {
   for (const auto& gpu : context.at("gpus")) {
     const auto index = gpu.at("index").get<int>();
     const torch::Device device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
-    auto entry = figures([&](torch::ScalarType dtype) {
-      return best_rate(device, dtype, options.cuda_size, 10, options.seconds_per_figure);
-    });
+    auto entry = figures(
+        [&](torch::ScalarType dtype) {
+          return best_rate(device, dtype, options.cuda_size, 10, options.seconds_per_figure);
+        },
+        true);
     entry["device"] = "cuda:" + std::to_string(index);
     entry["index"] = index;
     entry["name"] = gpu.at("name");

@@ -59,6 +59,7 @@ nlohmann::json to_json(const ExecutionReport& e) {
                                                         {"skipped_steps", e.loss_scaling->skipped_steps}}
                                        : nlohmann::json(nullptr);
   out["distributed"] = e.distributed ? to_json(*e.distributed) : nlohmann::json(nullptr);
+  if (!e.math.is_null()) out["math"] = e.math;
   return out;
 }
 

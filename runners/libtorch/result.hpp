@@ -68,6 +68,7 @@ struct ExecutionReport {
   double initial_parameter_l1 = 0;
   std::optional<std::string> initial_weights, reference_batch;  // the files loaded, if any
   std::optional<DistributedReport> distributed;
+  nlohmann::json math;  // the fp32 math policy in effect (runners/libtorch/math_policy.hpp)
 };
 
 struct TimingReport {

@@ -21,6 +21,7 @@ os.environ.setdefault("KERAS_BACKEND", "jax")
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), os.pardir, "share", "torchsweep",
                                 "python"))
+from torchsweep_harness import math_policy  # noqa: E402
 from torchsweep_harness.contract import Unsupported, run_main  # noqa: E402
 from torchsweep_harness.keras_runner import KerasExperiment, KerasFramework, gpu_index  # noqa: E402
 from torchsweep_harness.measure import AllocatorProbe  # noqa: E402
@@ -136,6 +137,15 @@ class Jax(KerasFramework):
     def compile_record(self, experiment):
         # Every compilation of the process: the step's, and eager operations' on the way.
         return dict(self.compile_seconds, compilations=experiment.step_function._cache_size())
+
+    def apply_math_policy(self, job):
+        autotune = math_policy.xla_autotune(job)
+        if job["tf32"] != "framework":
+            precision = "tensorfloat32" if job["tf32"] == "on" else "float32"
+            self.jax.config.update("jax_default_matmul_precision", precision)
+        # JAX's default precision lets fp32 products and convolutions take TF32 on GPUs that have it.
+        tf32 = self.jax.config.jax_default_matmul_precision not in ("float32", "highest")
+        return math_policy.record(job, tf32, tf32, autotune)
 
     def place(self, job):
         jax = self.jax

@@ -20,7 +20,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's start-up banner is not a warning of ours
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), os.pardir, "share", "torchsweep",
                                 "python"))
-from torchsweep_harness import data  # noqa: E402
+from torchsweep_harness import data, math_policy  # noqa: E402
 from torchsweep_harness.contract import Unsupported, run_main  # noqa: E402
 from torchsweep_harness.keras_runner import KerasExperiment, KerasFramework, gpu_index  # noqa: E402
 from torchsweep_harness.measure import AllocatorProbe  # noqa: E402
@@ -184,6 +184,17 @@ class TensorFlow(KerasFramework):
 
     def pipeline(self, job, tree, corrupt):
         return TfDataPipeline(self.tf, job, tree, corrupt)
+
+    def apply_math_policy(self, job):
+        tf = self.tf
+        autotune = math_policy.xla_autotune(job)  # the compiled (jit_compile) steps
+        if job["cudnn_benchmark"] != "framework":  # the eager and graph steps' cuDNN convolutions
+            os.environ["TF_CUDNN_USE_AUTOTUNE"] = "1" if job["cudnn_benchmark"] == "on" else "0"
+        autotune = autotune and os.environ.get("TF_CUDNN_USE_AUTOTUNE", "1").lower() not in ("0", "false")
+        if job["tf32"] != "framework":
+            tf.config.experimental.enable_tensor_float_32_execution(job["tf32"] == "on")
+        tf32 = tf.config.experimental.tensor_float_32_execution_enabled()  # products and convolutions alike
+        return math_policy.record(job, tf32, tf32, autotune)
 
     def set_threads(self, job):
         super().set_threads(job)

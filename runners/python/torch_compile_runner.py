@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), os.
                                 "python"))
 from torchsweep_harness.contract import (AUTOCAST_DTYPES, RUNNER_CONTRACT, Framework, InvalidJob,  # noqa: E402
                                          Unsupported, check_positions, logger, run_main, schema)
-from torchsweep_harness import accuracy, data, start_state, user_models  # noqa: E402
+from torchsweep_harness import accuracy, data, math_policy, start_state, user_models  # noqa: E402
 from torchsweep_harness.measure import (ExperimentBase, HostClock, RssProbe, measure,  # noqa: E402,F401
                                         measure_generation, prepare, record_measurements, timed,
                                         timed_epochs)  # timed_epochs: for the tests of its clocks
@@ -670,8 +670,8 @@ class Experiment(ExperimentBase):
         self.scaler = torch.amp.GradScaler("cuda", init_scale=job["loss_scale_initial"],
                                            growth_interval=job["loss_scale_growth_interval"]) \
             if job["precision"] == "fp16" and self.train else None
-        self.initial_scale = self.scaler.get_scale() if self.scaler else None
-        self.skipped_steps = 0
+        # Steps skipped for inf/nan gradients, counted on the device: read once, after the timed epochs.
+        self.skipped_steps = torch.zeros(1, dtype=torch.int64, device=self.device) if self.scaler else None
         self.forward = self.model
         if compiled:
             self.forward = torch.compile(self.model, **compile_options(job))
@@ -691,10 +691,11 @@ class Experiment(ExperimentBase):
             if self.scaler:
                 self.scaler.scale(loss).backward()
                 self.scaler.step(self.optimizer)
-                scale = self.scaler.get_scale()
+                # A skipped step backs the scale off. Compared on the device: GradScaler.step already waits
+                # for the host once a step (as the worker's scaler does), get_scale() would wait twice more.
+                scale = self.scaler._scale.clone()
                 self.scaler.update()
-                # A step with inf/nan gradients is skipped and the scale backs off.
-                self.skipped_steps += self.scaler.get_scale() < scale
+                self.skipped_steps += self.scaler._scale < scale
             else:
                 loss.backward()
                 self.optimizer.step()
@@ -991,14 +992,26 @@ def compile_section(torch, job, cache, fallbacks, first_iteration_seconds):
             "phases": compile_phases(first_iteration_seconds), "cache": cache.section()}
 
 
-def execution_section(job, experiment, ran_compiled, fallback_reason, dynamo):
-    """The result's execution: what ran (`dynamo`: compile_section's, or None eager)."""
+def apply_math_policy(torch, job):
+    """The job's tf32 and cudnn_benchmark (harness math_policy), set before
+    any model; returns execution.math."""
+    if job["tf32"] != "framework":
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = job["tf32"] == "on"
+    if job["cudnn_benchmark"] != "framework":
+        torch.backends.cudnn.benchmark = job["cudnn_benchmark"] == "on"
+    return math_policy.record(job, torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
+                              torch.backends.cudnn.benchmark)
+
+
+def execution_section(job, experiment, ran_compiled, fallback_reason, dynamo, math):
+    """The result's execution: what ran (`dynamo`: compile_section's, or None
+    eager; `math`: apply_math_policy's)."""
     return {"task": job["task"], "mode": "compiled" if ran_compiled else "eager",
             "compiler": job["backend"] if ran_compiled else "none", "fallback_reason": fallback_reason,
             "capture_seconds": None, "precision": job["precision"], "autocast_dtype": AUTOCAST_DTYPES[job["precision"]],
             "device": str(experiment.device), "model_parameters": experiment.parameters,
             "initial_parameter_l1": experiment.initial_parameter_l1, **start_state.execution_fields(job),
-            "compile": dynamo}
+            "compile": dynamo, "math": math}
 
 
 class CudaEventClock:
@@ -1102,8 +1115,9 @@ class TorchCompile(Framework):
         compilation_time_metrics.clear()
         # Before any model: the process's baseline.
         probe = CudaMemoryProbe(torch, job["device"]) if job["device"].startswith("cuda") else RssProbe()
+        math = apply_math_policy(torch, job)
         if job["task"] == "generate":
-            return self.generate(job, result, probe, cache, fallbacks)
+            return self.generate(job, result, probe, cache, fallbacks, math)
         # One pipeline, whatever mode the experiment ends up in.
         feed = data.Feed(job, lambda tree, corrupt: DataLoaderPipeline(
             torch, job, torch.device(job["device"]), tree, corrupt)) if data.reads_folder(job) else None
@@ -1120,7 +1134,7 @@ class TorchCompile(Framework):
         epoch_final, memory, data_report = measure(experiment, clock, probe, job, timing)
 
         ran_compiled = experiment.compiled
-        result["execution"] = execution_section(job, experiment, ran_compiled, fallback_reason, dynamo)
+        result["execution"] = execution_section(job, experiment, ran_compiled, fallback_reason, dynamo, math)
         if job.get("shapes"):
             result["shapes"] = shape_sweep(torch, experiment, job)
         if compiled:  # last: a step that draws random numbers compiles again for it
@@ -1134,12 +1148,12 @@ class TorchCompile(Framework):
         if ran_compiled and dynamo["graph_breaks"]:
             warnings.append(f"{dynamo['graph_breaks']} graph break(s): part of the model ran eagerly between graphs")
         if experiment.scaler:
-            result["execution"]["loss_scaling"] = {"initial_scale": experiment.initial_scale,
+            result["execution"]["loss_scaling"] = {"initial_scale": float(job["loss_scale_initial"]),
                                                    "final_scale": experiment.scaler.get_scale(),
-                                                   "skipped_steps": experiment.skipped_steps}
+                                                   "skipped_steps": int(experiment.skipped_steps.item())}
         record_measurements(result, timing, losses, epoch_final, memory, data_report)
 
-    def generate(self, job, result, probe, cache, fallbacks):
+    def generate(self, job, result, probe, cache, fallbacks, math):
         """Task generate: warm-up generations, then the timed ones; compiled,
         the gate after them: eager greedy decoding of the last prompt from
         the same weights must give the same tokens (docs/language-models.md)."""
@@ -1180,7 +1194,7 @@ class TorchCompile(Framework):
         result["execution"] = execution_section(job, experiment, generation.compiled, fallback_reason,
                                                 compile_section(torch, job, cache, fallbacks,
                                                                 timing.get("first_iteration_seconds"))
-                                                if compiled else None)
+                                                if compiled else None, math)
         result["generation"] = section
         record_measurements(result, timing, {"first_step": None, "second_step": None, "reference_eval": None},
                             [None] * job["epochs"], memory, None)

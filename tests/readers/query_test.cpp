@@ -6,6 +6,7 @@
 
 #include "agent/judge/timing_summary.hpp"
 #include "cli/table_renderer.hpp"
+#include "readers/eager_partners.hpp"
 #include "readers/export.hpp"
 #include "readers/report.hpp"
 #include "shared/errors.hpp"
@@ -308,6 +309,33 @@ TEST_F(QueryStore, CompareModeGivesSpeedupAndMemoryReductionWithIntervals) {
   EXPECT_NEAR(resnet[column(table, "memory_reduction")].get<double>(), 0.2, 1e-9);
   const auto mlp = row(table, {{"model", "mlp"}});
   EXPECT_NEAR(mlp[column(table, "speedup")].get<double>(), 2.0, 1e-9);
+}
+
+// The MLflow export's pairs (readers/eager_partners.hpp): each compiled run
+// with the eager run of its sweep, configuration and repeat.
+TEST_F(QueryStore, EachCompiledRunHasTheEagerRunOfItsSweepConfigurationAndRepeat) {
+  ResultFilter filter;
+  filter.sweeps = {"night-1"};
+  filter.where = {{"mode", "compiled"}};  // the partners need not pass the filter
+  const auto partners = eager_partners(store_.database(), filter);
+  ASSERT_EQ(partners.size(), 12u);  // 2 models x 6 repeats
+  auto repeat_of = [&](const std::string& job_id) {
+    auto select = store_.database().prepare("SELECT repeat FROM jobs WHERE job_id = ?");
+    select.bind_all(job_id);
+    EXPECT_TRUE(select.step());
+    return select.integer(0);
+  };
+  for (const auto& [compiled, partner] : partners) {
+    EXPECT_TRUE(compiled.first.starts_with("night-1/")) << compiled.first;
+    EXPECT_TRUE(partner.eager.first.starts_with("night-1/")) << partner.eager.first;
+    EXPECT_EQ(repeat_of(compiled.first), repeat_of(partner.eager.first));
+    ASSERT_TRUE(partner.speedup);
+    // Eager and compiled times of a repeat scale alike: the ratio is the models' base ratio.
+    const bool mlp = std::stoi(compiled.first.substr(8)) < 12;
+    EXPECT_NEAR(*partner.speedup, mlp ? 2.0 : 2.0 / 1.6, 1e-9) << compiled.first;
+  }
+  filter.where = {{"mode", "eager"}};
+  EXPECT_TRUE(eager_partners(store_.database(), filter).empty());  // an eager run has no partner
 }
 
 TEST_F(QueryStore, BelowFiveRunsASideTheEstimateStandsWithoutAnInterval) {

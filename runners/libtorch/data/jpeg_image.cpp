@@ -1,6 +1,8 @@
 #include "runners/libtorch/data/jpeg_image.hpp"
 
+#ifdef TORCHSWEEP_WITH_TURBOJPEG
 #include <turbojpeg.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -8,11 +10,13 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "runners/libtorch/device.hpp"
 #include "shared/schema.hpp"
 
 namespace ts::worker {
 namespace {
 
+#ifdef TORCHSWEEP_WITH_TURBOJPEG
 std::vector<unsigned char> read_file(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary | std::ios::ate);
   if (!in) throw std::runtime_error("cannot be read");
@@ -22,6 +26,7 @@ std::vector<unsigned char> read_file(const std::filesystem::path& file) {
   if (!in) throw std::runtime_error("cannot be read");
   return bytes;
 }
+#endif
 
 // One output pixel's source pixels and weights along an axis.
 struct Taps {
@@ -71,6 +76,9 @@ const ImageTransforms& ImageTransforms::standard() {
   return transforms;
 }
 
+#ifdef TORCHSWEEP_WITH_TURBOJPEG
+void require_jpeg_decoding() {}
+
 JpegDecoder::JpegDecoder() : handle_(tjInitDecompress()) {
   if (handle_ == nullptr) throw std::runtime_error("TurboJPEG: cannot create a decompressor");
 }
@@ -99,6 +107,18 @@ RgbImage JpegDecoder::decode(const std::filesystem::path& file) {
   }
   return image;
 }
+#else
+namespace {
+const char* const without_turbojpeg =
+    "data: this torchsweep-worker was built without TurboJPEG (libturbojpeg was not found at configure time), so it "
+    "cannot decode imagefolder data; synthetic data runs";
+}
+
+void require_jpeg_decoding() { throw Unsupported(without_turbojpeg); }
+JpegDecoder::JpegDecoder() : handle_(nullptr) { require_jpeg_decoding(); }
+JpegDecoder::~JpegDecoder() = default;
+RgbImage JpegDecoder::decode(const std::filesystem::path&) { throw Unsupported(without_turbojpeg); }
+#endif
 
 CropBox random_resized_crop(int width, int height, const ImageTransforms& t, std::mt19937_64& random) {
   const double area = static_cast<double>(width) * height;

@@ -27,6 +27,10 @@ struct RgbImage {
   std::vector<uint8_t> pixels;  // height x width x 3
 };
 
+// Throws Unsupported when this worker was built without TurboJPEG (a GPU
+// node's image may lack it): imagefolder jobs are then unsupported.
+void require_jpeg_decoding();
+
 // A TurboJPEG decompressor: one per loader thread (a handle is not shared).
 class JpegDecoder {
  public:

@@ -6,7 +6,9 @@ namespace ts::worker {
 
 GradientReducer::GradientReducer(const std::vector<torch::Tensor>& parameters, Collective& collective,
                                  ReducerOptions options, torch::Device device)
-    : collective_(collective), options_(options), exposed_timer_(make_interval_timer(device)) {
+    : collective_(collective),
+      options_(options),
+      exposed_timer_(make_interval_timer(device, static_cast<std::size_t>(options.steps_per_epoch))) {
   for (auto it = parameters.rbegin(); it != parameters.rend(); ++it) {
     if (!it->requires_grad()) continue;
     const auto bytes = static_cast<int64_t>(it->nbytes());
@@ -21,6 +23,7 @@ GradientReducer::GradientReducer(const std::vector<torch::Tensor>& parameters, C
     gradient_bytes_ += bytes;
   }
   for (auto& bucket : buckets_) bucket.waiting = bucket.slots.size();
+  collective_.expect_all_reduces(buckets_.size() * static_cast<std::size_t>(options_.steps_per_epoch));
   if (!options_.overlap) return;
   for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
     hooks_.push_back(slots_[slot].parameter.register_hook(

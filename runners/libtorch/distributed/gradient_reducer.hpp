@@ -22,6 +22,9 @@ namespace ts::worker {
 struct ReducerOptions {
   int64_t bucket_bytes = 25 * 1024 * 1024;
   bool overlap = true;
+  // Steps between two collect_timings() (an epoch's): the CUDA events that
+  // time them are made up front.
+  int64_t steps_per_epoch = 1;
 };
 
 // What the reducer did over the steps since the last take_statistics().

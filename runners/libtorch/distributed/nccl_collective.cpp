@@ -38,12 +38,12 @@ ncclDataType_t nccl_type_of(const torch::Tensor& tensor) {
 
 class NcclPending final : public PendingCollective {
  public:
-  NcclPending(at::cuda::CUDAEvent done, torch::Device device) : done_(std::move(done)), device_(device) {}
+  NcclPending(at::cuda::CUDAEvent& done, torch::Device device) : done_(done), device_(device) {}
   void wait() override { done_.block(c10::cuda::getCurrentCUDAStream(device_.index())); }
   void poll() override {}  // NCCL progresses on the device by itself
 
  private:
-  at::cuda::CUDAEvent done_;
+  at::cuda::CUDAEvent& done_;
   torch::Device device_;
 };
 
@@ -63,25 +63,38 @@ NcclCollective::~NcclCollective() {
   ncclCommDestroy(communicator_);
 }
 
+NcclCollective::Slot& NcclCollective::next_slot() {
+  if (used_ == slots_.size()) expect_all_reduces(used_ + 1);  // more than announced: made here, as a last resort
+  return *slots_[used_++];
+}
+
+void NcclCollective::expect_all_reduces(std::size_t count) {
+  c10::cuda::CUDAGuard guard(device_);
+  while (slots_.size() < count) {
+    auto slot = std::make_unique<Slot>();
+    // CUDA makes an event at its first record.
+    for (auto* event : {&slot->ready, &slot->start, &slot->end, &slot->done}) event->record(stream_);
+    slots_.push_back(std::move(slot));
+  }
+  stream_.synchronize();
+}
+
 std::unique_ptr<PendingCollective> NcclCollective::start_all_reduce_sum(const torch::Tensor& tensor) {
   const auto type = nccl_type_of(tensor);
   c10::cuda::CUDAGuard guard(device_);
-  at::cuda::CUDAEvent ready;
-  ready.record(c10::cuda::getCurrentCUDAStream(device_.index()));
-  ready.block(stream_);
-  auto& [start, end] =
-      timings_.emplace_back(at::cuda::CUDAEvent(cudaEventDefault), at::cuda::CUDAEvent(cudaEventDefault));
-  start.record(stream_);
+  auto& slot = next_slot();
+  slot.ready.record(c10::cuda::getCurrentCUDAStream(device_.index()));
+  slot.ready.block(stream_);
+  slot.start.record(stream_);
   check(ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), static_cast<std::size_t>(tensor.numel()), type, ncclSum,
                       communicator_, stream_.stream()),
         "ncclAllReduce");
-  end.record(stream_);
+  slot.end.record(stream_);
   // The caching allocator must not hand the buffer out again before the
   // communication stream is done with it.
   c10::cuda::CUDACachingAllocator::recordStream(tensor.storage().data_ptr(), stream_);
-  at::cuda::CUDAEvent done;
-  done.record(stream_);
-  return std::make_unique<NcclPending>(std::move(done), device_);
+  slot.done.record(stream_);
+  return std::make_unique<NcclPending>(slot.done, device_);
 }
 
 void NcclCollective::broadcast(const torch::Tensor& tensor, int root) {
@@ -94,8 +107,8 @@ void NcclCollective::broadcast(const torch::Tensor& tensor, int root) {
 
 std::vector<double> NcclCollective::take_all_reduce_seconds() {
   std::vector<double> seconds;
-  for (auto& [start, end] : timings_) seconds.push_back(start.elapsed_time(end) / 1000.0);
-  timings_.clear();
+  for (std::size_t i = 0; i < used_; ++i) seconds.push_back(slots_[i]->start.elapsed_time(slots_[i]->end) / 1000.0);
+  used_ = 0;
   return seconds;
 }
 

@@ -9,6 +9,9 @@
 #include <c10/cuda/CUDAStream.h>
 #include <nccl.h>
 
+#include <memory>
+#include <vector>
+
 #include "runners/libtorch/distributed/collective.hpp"
 #include "runners/libtorch/distributed/world.hpp"
 
@@ -27,13 +30,23 @@ class NcclCollective final : public Collective {
   std::unique_ptr<PendingCollective> start_all_reduce_sum(const torch::Tensor& tensor) override;
   void broadcast(const torch::Tensor& tensor, int root) override;
   std::vector<double> take_all_reduce_seconds() override;
+  void expect_all_reduces(std::size_t count) override;
 
  private:
   const World& world_;
   torch::Device device_;
   ncclComm_t communicator_ = nullptr;
   c10::cuda::CUDAStream stream_;
-  std::vector<std::pair<at::cuda::CUDAEvent, at::cuda::CUDAEvent>> timings_;  // start/end of each all-reduce
+  // The events of one all-reduce: the compute stream's point it waits for,
+  // its start and end (timed), and its completion the compute stream waits
+  // for. Made and recorded once, then reused: slots_[i] serves the i-th
+  // all-reduce since the last take_all_reduce_seconds().
+  struct Slot {
+    at::cuda::CUDAEvent ready, start{cudaEventDefault}, end{cudaEventDefault}, done;
+  };
+  Slot& next_slot();
+  std::vector<std::unique_ptr<Slot>> slots_;  // pointers: a pending wait holds its slot's `done`
+  std::size_t used_ = 0;
 };
 
 }  // namespace ts::worker

@@ -9,10 +9,11 @@
 namespace ts::agent {
 namespace {
 
-const nlohmann::json peaks{{"devices",
-                            {{{"device", "cpu"}, {"name", "CPU"}, {"fp32", 1e11}, {"bf16", 2e10}},
-                             {{"device", "cuda:0"}, {"index", 0}, {"name", "GPU"}, {"fp32", 5e13}, {"bf16", 7e14}},
-                             {{"device", "cuda:1"}, {"index", 1}, {"name", "GPU"}, {"fp32", 5e13}, {"bf16", 6e14}}}}};
+const nlohmann::json peaks{
+    {"devices",
+     {{{"device", "cpu"}, {"name", "CPU"}, {"fp32", 1e11}, {"bf16", 2e10}},
+      {{"device", "cuda:0"}, {"index", 0}, {"name", "GPU"}, {"fp32", 5e13}, {"bf16", 7e14}, {"tf32", 3e14}},
+      {{"device", "cuda:1"}, {"index", 1}, {"name", "GPU"}, {"fp32", 5e13}, {"bf16", 6e14}}}}};
 
 nlohmann::json result(nlohmann::json job, double median_step_seconds) {
   job["model"] = "resnet18";
@@ -41,6 +42,25 @@ TEST(Efficiency, ACudaJobSumsThePeaksOfItsGpusAndFp16CountsAsBf16) {
   EXPECT_DOUBLE_EQ(one->at("peak_flops_per_s").get<double>(), 6e14);
   // A GPU the agent measured no peak for: the figures stand, no utilisation.
   EXPECT_TRUE(efficiency_of(document, peaks, {0, 5})->at("mfu").is_null());
+}
+
+// JAX runs fp32 with TensorFloat-32 by default: against IEEE fp32's peak its
+// MFU would exceed 1 (docs/gpu.md). The result's execution.math decides.
+TEST(Efficiency, AnFp32GpuJobThatAllowedTf32IsMeasuredAgainstTheTf32Peak) {
+  auto document = result({{"device", "cuda"}, {"precision", "fp32"}, {"gpus", 1}}, 0.01);
+  document["execution"]["math"] = {{"tf32", "framework"}, {"tf32_matmul", true}};
+  const auto with_tf32 = efficiency_of(document, peaks, {0});
+  EXPECT_EQ(with_tf32->at("peak_dtype"), "tf32");
+  EXPECT_DOUBLE_EQ(with_tf32->at("peak_flops_per_s").get<double>(), 3e14);
+  document["execution"]["math"]["tf32_matmul"] = false;
+  EXPECT_EQ(efficiency_of(document, peaks, {0})->at("peak_dtype"), "fp32");
+  // A peak measured before TF32 had a figure of its own: no utilisation rather than a wrong one.
+  document["execution"]["math"]["tf32_matmul"] = true;
+  EXPECT_TRUE(efficiency_of(document, peaks, {1})->at("mfu").is_null());
+  // On a CPU there is no TF32: fp32's peak whatever the flag.
+  auto cpu = result({{"device", "cpu"}, {"precision", "fp32"}}, 0.5);
+  cpu["execution"]["math"] = {{"tf32", "on"}, {"tf32_matmul", true}};
+  EXPECT_EQ(efficiency_of(cpu, peaks, {})->at("peak_dtype"), "fp32");
 }
 
 TEST(Efficiency, WithoutAMeasuredPeakFlopsStandAndUtilisationIsNull) {

@@ -1,6 +1,7 @@
 // Whole experiments through run_experiment, on tiny shapes.
 #include "runners/libtorch/experiment.hpp"
 
+#include <ATen/Context.h>
 #include <gtest/gtest.h>
 
 #include "agent/judge/judge.hpp"
@@ -108,6 +109,43 @@ TEST(Experiment, Bf16RunsOnCpuInBothModes) {
     EXPECT_EQ(result.execution->autocast_dtype, "bfloat16");
     EXPECT_FALSE(result.execution->loss_scaling.has_value());
   }
+}
+
+// tf32 and cudnn_benchmark (docs/gpu.md): LibTorch's defaults recorded when
+// the job leaves them to the framework; set, and recorded, when it asks.
+TEST(Experiment, TheMathPolicyIsAppliedAndRecorded) {
+  auto& context = at::globalContext();
+  const bool matmul = context.allowTF32CuBLAS(), conv = context.allowTF32CuDNN(), tune = context.benchmarkCuDNN();
+  const auto framework = run(testing::tiny_mlp());
+  ASSERT_EQ(framework.status, Status::ok) << framework.error.value_or("");
+  EXPECT_EQ(framework.execution->math, (nlohmann::json{{"tf32", "framework"},
+                                                       {"cudnn_benchmark", "framework"},
+                                                       {"tf32_matmul", false},
+                                                       {"tf32_conv", true},
+                                                       {"conv_autotune", false}}));
+  for (const char* value : {"on", "off"}) {
+    const bool on = std::string(value) == "on";
+    const auto asked = run(with(testing::tiny_mlp(), {{"tf32", value}, {"cudnn_benchmark", value}}));
+    ASSERT_EQ(asked.status, Status::ok) << asked.error.value_or("");
+    EXPECT_EQ(asked.execution->math, (nlohmann::json{{"tf32", value},
+                                                     {"cudnn_benchmark", value},
+                                                     {"tf32_matmul", on},
+                                                     {"tf32_conv", on},
+                                                     {"conv_autotune", on}}));
+    expect_valid_document(asked);
+  }
+  context.setAllowTF32CuBLAS(matmul);  // the process's defaults back for the other tests
+  context.setAllowTF32CuDNN(conv);
+  context.setBenchmarkCuDNN(tune);
+}
+
+// data_parallel: always on cuda:3 ran on GPU 0 (the local rank's) before.
+TEST(RankDevice, ARanksGpuIsItsLocalRanksAndAOneRankJobKeepsItsOwn) {
+  EXPECT_EQ(rank_device("cuda:3", 0, 1), "cuda:3");
+  EXPECT_EQ(rank_device("cuda", 0, 1), "cuda");
+  EXPECT_EQ(rank_device("cuda", 2, 4), "cuda:2");
+  EXPECT_EQ(rank_device("cuda:3", 1, 8), "cuda:1");
+  EXPECT_EQ(rank_device("cpu", 1, 2), "cpu");
 }
 
 TEST(Experiment, Fp16IsUnsupportedOnCpu) {

@@ -78,6 +78,17 @@ class FrameworkRunners(unittest.TestCase):
             self.assertTrue(all(pathlib.Path(path).is_dir() for path in site), site)
             self.assertTrue(any(path.endswith("site-packages") for path in site), site)
 
+    def test_the_math_policy_is_each_frameworks_default_unless_asked_and_is_recorded(self):
+        # JAX and TensorFlow let fp32 take TensorFloat-32 by default and autotune convolutions (docs/gpu.md).
+        for name, path in ARGS.runners.items():
+            for asked, held in (("framework", True), ("off", False), ("on", True)):
+                code, result, stderr, _ = run(path, dict(TINY_MLP, tf32=asked, cudnn_benchmark=asked))
+                self.assertEqual(code, 0, f"{name} {asked}: {stderr}")
+                self.assert_valid(result, f"{name} {asked}")
+                self.assertEqual(result["execution"]["math"],
+                                 {"tf32": asked, "cudnn_benchmark": asked, "tf32_matmul": held, "tf32_conv": held,
+                                  "conv_autotune": held}, f"{name} {asked}")
+
     def test_a_mode_the_runner_does_not_run_is_unsupported(self):
         for name, path in ARGS.runners.items():
             if name == "tensorflow":

@@ -161,6 +161,20 @@ class TorchCompileRunner(unittest.TestCase):
         self.assertGreater(timing["first_iteration_seconds"], 10 * timing["median_step_seconds"])
         self.assertIsNone(self.eager.result["execution"]["compile"])
 
+    def test_the_math_policy_is_pytorchs_default_unless_asked_and_is_recorded(self):
+        # PyTorch's defaults (docs/gpu.md): TF32 off for products, on for cuDNN convolutions, benchmark off.
+        self.assertEqual(self.eager.result["execution"]["math"],
+                         {"tf32": "framework", "cudnn_benchmark": "framework", "tf32_matmul": False,
+                          "tf32_conv": True, "conv_autotune": False})
+        for asked in ("on", "off"):
+            run = Run(ARGS.runner, dict(TINY_MLP, tf32=asked, cudnn_benchmark=asked))
+            self.assertEqual(run.exit_code, 0, run.stderr)
+            self.assert_valid(run)
+            held = asked == "on"
+            self.assertEqual(run.result["execution"]["math"],
+                             {"tf32": asked, "cudnn_benchmark": asked, "tf32_matmul": held, "tf32_conv": held,
+                              "conv_autotune": held})
+
     def test_eager_and_compiled_agree_on_the_first_step_loss(self):
         self.assertAlmostEqual(self.eager.result["loss"]["first_step"], self.compiled.result["loss"]["first_step"],
                                delta=1e-4 * abs(self.eager.result["loss"]["first_step"]))

@@ -159,6 +159,11 @@ class KerasFramework(Framework):
     def set_threads(self, job):
         pin_threads(job["threads"])
 
+    def apply_math_policy(self, job):
+        """Sets the job's tf32 and cudnn_benchmark (math_policy), before the
+        backend starts; returns execution.math."""
+        raise NotImplementedError
+
     def pipeline(self, job, tree, corrupt):
         """imagefolder data the way the backend's users read it (data.Feed's
         pipeline), NHWC batches on the device."""
@@ -228,6 +233,7 @@ class KerasFramework(Framework):
         if job["gpus"] > 1:
             raise Unsupported(f"gpus = {job['gpus']}: this runner runs one process on one device")
         self.set_threads(job)  # before the backend starts (place starts it)
+        math = self.apply_math_policy(job)
         self.place(job)
         self.threads = job["threads"]
         probe = self.memory_probe(job)  # before any model: the process's baseline
@@ -259,7 +265,7 @@ class KerasFramework(Framework):
             "loss_scaling": experiment.loss_scaling(),
             "device": job["device"], "model_parameters": experiment.parameters,
             "initial_parameter_l1": experiment.initial_parameter_l1, **start_state.execution_fields(job),
-            "data_layout": "NHWC" if job["model"].startswith("resnet") else None, "xla": xla}
+            "data_layout": "NHWC" if job["model"].startswith("resnet") else None, "xla": xla, "math": math}
         if job["mode"] != "eager":
             result["accuracy"] = experiment.accuracy_check() if experiment.mode == job["mode"] else \
                 accuracy.skipped(f"fell back to eager: {fallback_reason}")
