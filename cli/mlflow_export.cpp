@@ -18,10 +18,12 @@ std::string sweep_name(readers::Database& database, const std::string& sweep_id)
   return select.step() ? select.text(0) : sweep_id;
 }
 
-nlohmann::json document_of(readers::Database& database, const readers::ResultKey& key) {
-  auto select = database.prepare("SELECT document FROM result_documents WHERE job_id = ? AND attempt = ?");
+// `select`: the result_documents lookup, prepared once for every result.
+nlohmann::json document_of(readers::Statement& select, const readers::ResultKey& key) {
   select.bind_all(key.first, key.second);
-  return select.step() ? nlohmann::json::parse(select.text(0)) : nlohmann::json::object();
+  auto document = select.step() ? nlohmann::json::parse(select.text(0)) : nlohmann::json::object();
+  select.reset();
+  return document;
 }
 
 }  // namespace
@@ -39,6 +41,7 @@ void export_mlflow(readers::Database& database, const readers::ResultFilter& fil
   }
   const auto partners = readers::eager_partners(database, filter);
   std::map<std::string, std::string> sweep_names;
+  auto documents = database.prepare("SELECT document FROM result_documents WHERE job_id = ? AND attempt = ?");
   nlohmann::json results = nlohmann::json::array();
   for (const auto& row : readers::export_table(database, filter, "results").rows) {
     const readers::ResultKey key{row[job_column].get<std::string>(), row[attempt_column].get<int64_t>()};
@@ -47,7 +50,7 @@ void export_mlflow(readers::Database& database, const readers::ResultFilter& fil
     nlohmann::json labelled = nlohmann::json::object();
     for (std::size_t i = 0; i < columns.size(); ++i) labelled[columns[i].name] = row[i];
     nlohmann::json entry{{"row", row},
-                         {"document", document_of(database, key)},
+                         {"document", document_of(documents, key)},
                          {"sweep_name", sweep_names[sweep_id]},
                          {"label", readers::label_of(labelled, readers::configuration_axes())}};
     if (const auto partner = partners.find(key); partner != partners.end()) {

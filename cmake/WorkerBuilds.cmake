@@ -77,11 +77,7 @@ function(ts_worker_builds out venvs environments)
       list(APPEND cuda_arguments -DCUDA_TOOLKIT_ROOT_DIR=${cuda} -DCMAKE_CUDA_COMPILER=${cuda}/bin/nvcc
            -DTORCH_CUDA_ARCH_LIST=8.0|9.0
            "-DCMAKE_EXE_LINKER_FLAGS=-Wl,--as-needed -Wl,-rpath-link,${nvidia_libraries}")
-      # NCCL as the wheel ships it (nvidia-nccl-cu*): the multi-GPU code compiles against it.
-      set(nccl ${torch}/../nvidia/nccl)
-      if(EXISTS ${nccl}/include/nccl.h AND EXISTS ${nccl}/lib/libnccl.so.2)
-        list(APPEND cuda_arguments -DNCCL_INCLUDE_DIR=${nccl}/include -DNCCL_LIBRARY=${nccl}/lib/libnccl.so.2)
-      endif()
+      # NCCL: the worker's CMakeLists finds the wheel's (nvidia-nccl-cu*) beside torch itself.
     endif()
     set(program torchsweep-worker-${environment})
     ExternalProject_Add(worker-${environment}

@@ -86,11 +86,10 @@ class Experiment {
   double initial_parameter_l1_ = 0;
   std::vector<std::vector<double>> own_step_seconds_;
   std::optional<Batch> reference_;  // the job's reference batch, if it names one
-  // Of the first two steps, read after the timed epochs (with warm-up 0 or
-  // 1 those steps are timed ones). Undefined: the step had no output.
-  // The outputs and targets of the first two steps, kept as they are: their
-  // losses are computed and read after the timed epochs, so that no extra
-  // kernel or host wait lands in a timed step when warm-up is 0 or 1.
+  // The outputs and targets of the first two steps, kept as they are (with
+  // warm-up 0 or 1 those steps are timed ones): their losses are computed
+  // and read after the timed epochs, so that no extra kernel or host wait
+  // lands in a timed step. Undefined output: the step had none.
   std::vector<std::pair<torch::Tensor, torch::Tensor>> early_steps_;
   std::optional<double> reference_eval_;
   std::optional<ReducerStatistics> timed_reduction_;

@@ -129,6 +129,8 @@ nlohmann::json to_json(const Job& job) {
                      {"fallback", job.fallback},
                      {"accuracy", job.accuracy},
                      {"precision", job.precision},
+                     {"tf32", job.tf32},
+                     {"cudnn_benchmark", job.cudnn_benchmark},
                      {"batch_size", job.batch_size},
                      {"epochs", job.epochs},
                      {"warmup", job.warmup},
