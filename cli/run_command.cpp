@@ -186,6 +186,7 @@ Command add_run_command(CLI::App& app) {
       "run", "run a sweep on this machine: coordinator, one local agent and the store in one command");
   struct Settings {
     std::string sweep, db = "torchsweep.db", work_dir, peak_probe = "cached", report;
+    double budget_s = 0;
     bool no_report = false;
     std::vector<std::string> runners, data_roots, model_roots;
     std::map<std::string, std::filesystem::path> environments;
@@ -201,6 +202,11 @@ Command add_run_command(CLI::App& app) {
                       "NAME=PATH: an executable honouring the worker contract (repeatable)");
   command->add_option("--work-dir", settings->work_dir, "job directories (default: $TMPDIR/torchsweep-agent-local)");
   command->add_flag("--keep-job-dirs", settings->keep_job_dirs, "keep the directories of successful jobs too");
+  command
+      ->add_option("--budget-s", settings->budget_s,
+                   "seconds the sweep may take: then its unfinished jobs are cancelled and what finished is "
+                   "reported (default: no limit)")
+      ->check(CLI::PositiveNumber);
   add_peak_probe_option(command, settings->peak_probe);
   add_data_root_option(command, settings->data_roots);
   add_model_path_option(command, settings->model_roots);
@@ -268,6 +274,20 @@ Command add_run_command(CLI::App& app) {
       server.requests().cancel(submission.sweep_id, "");
       finish();
     });
+    // A time-boxed run (a lent GPU machine, a nightly window): what the budget
+    // did not reach is cancelled, not failed, and what finished is reported.
+    std::size_t over_budget = 0;
+    boost::asio::steady_timer budget(io);
+    if (settings->budget_s > 0) {
+      budget.expires_after(
+          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(settings->budget_s)));
+      budget.async_wait([&](const boost::system::error_code& error) {
+        if (error || finished) return;
+        over_budget = server.requests().cancel(submission.sweep_id, "");
+        std::fprintf(stderr, "\nbudget of %s spent: %zu unfinished jobs cancelled\n",
+                     duration_text(settings->budget_s).c_str(), over_budget);
+      });
+    }
     if (submission.jobs == 0) finish();
     io.run();
     if (interrupted) {
@@ -280,6 +300,10 @@ Command add_run_command(CLI::App& app) {
                   settings->no_report        ? std::string()
                   : settings->report.empty() ? report_beside(settings->db)
                                              : settings->report);
+    if (over_budget > 0) {
+      std::fprintf(stderr, "%zu of %zu jobs finished within the budget; the rest were cancelled\n",
+                   progress.finished() - progress.cancelled(), submission.jobs);
+    }
     if (progress.failed() > 0) {
       std::fprintf(stderr,
                    "%zu of %zu jobs failed; their reasons: torchsweep export --db %s --sweep %s "

@@ -298,6 +298,9 @@ std::optional<Table> compare_each_against(Database& database, const QueryOptions
   const Axis* axis = &axis_named(options.compare.substr(0, equals), "--compare");
   const auto reference = options.compare.substr(equals + 1, options.compare.size() - equals - 3);
   auto others = values_of(database, condition_of(database, options.filter), *axis);
+  // Results without a value (the worker at a path of its own has no
+  // environment) have nothing to be compared as.
+  std::erase(others, std::string());
   const bool present = std::erase(others, reference) > 0;
   if (!present || others.empty()) {
     throw InvalidInput("--compare", "expected AXIS=REFERENCE,* with REFERENCE and another value of '" + axis->name +

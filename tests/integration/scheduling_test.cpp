@@ -310,6 +310,28 @@ repeats: 2
   EXPECT_EQ(results().size(), 8u);
 }
 
+TEST_F(Sweeps, RunStopsAtItsBudgetAndKeepsWhatFinished) {
+  // Grouped: the quick job runs first, then one that would outlast any budget.
+  const auto file = write_file("boxed.yaml", R"(
+name: boxed
+axes:
+  labels: [{sleep: "0"}, {sleep: "600"}, {sleep: "0", last: "yes"}]
+fixed: {model: mlp, batch_size: 2}
+order: grouped
+)");
+  const auto finished =
+      torchsweep({"run", file.string(), "--db", db().string(), "--runner", "libtorch=" + fake_runner().string(),
+                  "--work-dir", (directory_ / "w").string(), "--budget-s", "8", "--no-report"});
+  ASSERT_EQ(finished.exit_code, 0) << finished.err;
+  EXPECT_NE(finished.err.find("budget of 8s spent: 2 unfinished jobs cancelled"), std::string::npos) << finished.err;
+  EXPECT_NE(finished.err.find("1 of 3 jobs finished within the budget"), std::string::npos) << finished.err;
+  EXPECT_EQ(results().size(), 1u);
+  EXPECT_TRUE(wait_for([&] { return live_runners().empty(); }, 10s)) << "a runner outlived the budget";
+  const auto bad = torchsweep({"run", file.string(), "--db", db().string(), "--budget-s", "0"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--budget-s"), std::string::npos) << bad.err;
+}
+
 TEST_F(Sweeps, RunWithTheRealWorker) {
   const auto file = write_file("tiny.yaml", R"(
 name: tiny-real

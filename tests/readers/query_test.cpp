@@ -594,6 +594,49 @@ TEST_F(QueryStore, TheReportNamesTheFrameworkOfARunnerWithoutTorch) {
   EXPECT_EQ(data.at("environments").at(0).at("torch"), nullptr);
 }
 
+// A sweep of the worker (no environment: env null), torch.compile (system)
+// and JAX (its venv): the report compares the environments that are named
+// and leaves the worker's results out. It failed with "--compare: expected
+// AXIS or AXIS=REFERENCE,OTHER, got 'env=system,'" (scripts/gpu-evidence's
+// dry run found it), and `torchsweep run` exited 2 after its sweep.
+TEST_F(QueryStore, EnvironmentsAreComparedWithoutTheResultsThatRanInNone) {
+  std::vector<nlohmann::json> results;
+  std::vector<store::JobRecord> jobs;
+  int index = 0;
+  for (const auto& [runner, env] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"libtorch", nullptr}, {"torch-compile", "system"}, {"jax", "jax"}}) {
+    SyntheticResult r;
+    r.job_id = "envs/" + std::to_string(index);
+    r.sweep = "envs";
+    r.model = "mlp";
+    r.epoch_seconds = {1.0, 1.0, 1.0};
+    auto result = make_result(r);
+    result["job"]["runner"] = runner;
+    result["runner"]["name"] = runner;
+    if (env.is_null()) {
+      result["context"].erase("env");
+    } else {
+      result["context"]["env"] = {
+          {"name", env}, {"python", "/usr/bin/python3"}, {"versions", nlohmann::json::object()}};
+    }
+    results.push_back(result);
+    jobs.push_back({r.job_id, index++, "mlp", 0, runner, 1, {}, 3});
+  }
+  store_.add_sweep({"envs", "envs", nlohmann::json::object(), {}, "test", 0, "2026-11-30T00:00:00.000Z"}, jobs);
+  store_.ingest_results(results, "agent");
+  ReportOptions options;
+  options.filter.sweeps = {"envs"};
+  nlohmann::json data;
+  ASSERT_NO_THROW(data = report_data(store_.database(), options));
+  QueryOptions compare;
+  compare.filter.sweeps = {"envs"};
+  compare.compare = "env=system,*";
+  const auto table = run(compare);
+  // Compared against jax alone (the runners differ, so no configuration pairs up).
+  ASSERT_FALSE(table.rows.empty());
+  for (const auto& row : table.rows) EXPECT_EQ(row[column(table, "env")], "jax");
+}
+
 TEST(QueryRender, CsvQuotesAndTableAlignsAndFactorsOutConstants) {
   const Table table{{"name", "value", "speedup", "speedup_low", "speedup_high"},
                     {{"a,b", 1.5, 2.0, 1.5, 2.5}, {"same \"quoted\"", 1.5, 1.0, 0.9, 1.1}}};

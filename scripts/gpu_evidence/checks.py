@@ -1,0 +1,291 @@
+"""The checks of scripts/gpu-evidence: pure functions of the evidence a
+visit wrote (tools.json, load.json, tf32.json, nvml-sweep.jsonl,
+peak_flops.json, results.json), so that they run again on a copy
+(`--checks-only`) and each can be shown to fail on evidence made to fail.
+
+Each check returns ("pass" | "fail", detail). A check with nothing to judge
+fails: a dry run must not pass by skipping one. Where a CPU cannot produce
+the GPU's figure, the check judges the CPU's counterpart (named in its
+detail), and tests/gpu_evidence/ holds GPU-shaped evidence for both verdicts.
+"""
+import datetime
+import json
+import math
+import re
+from pathlib import Path
+
+# Thresholds, spelled once (docs/gpu.md, "What the script proves").
+EVENT_WALL_TOLERANCE = 0.02  # CUDA-event step sum vs the synchronised epoch clock
+GPU_CONTEXT_ALLOWANCE = 6 << 30  # NVML's process memory above the allocator: context, cuBLAS/cuDNN workspaces, NCCL
+LOAD_MEMORY_SHARE = 0.9  # NVML must see at least this share of what the load probe allocated
+JOB_MEMORY_SHARE = 0.75  # ... and of a job's timed peak (quarter-second samples may miss its top)
+FIRST_LOSS_TOLERANCE = {"fp32": 1e-3, "tf32": 1e-2, "bf16": 3e-2, "fp16": 3e-2}  # relative, eager vs compiled
+PEAK_VS_LOAD = (0.5, 1.25)  # the load's sustained bf16 rate over the peak probe's bf16 figure
+TF32_REDUCED = 1e-4  # a relative matmul error above this is reduced precision (TF32: ~1e-3; IEEE fp32: ~1e-6)
+
+
+def load(folder):
+    """The evidence in `folder`, each missing file as None."""
+    folder = Path(folder)
+
+    def read(name):
+        path = folder / name
+        return json.loads(path.read_text()) if path.exists() else None
+
+    samples_file = folder / "nvml-sweep.jsonl"
+    samples = [json.loads(line) for line in samples_file.read_text().splitlines() if line.strip()] \
+        if samples_file.exists() else None
+    return {"tools": read("tools.json"), "load": read("load.json"), "tf32": read("tf32.json"),
+            "peak": read("peak_flops.json"), "results": read("results.json"), "samples": samples,
+            "settings": read("settings.json")}
+
+
+def _instant(text):
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def _ok_results(evidence):
+    return [r for r in evidence["results"] or [] if r.get("status") == "ok"]
+
+
+def check_tools(evidence):
+    tools = evidence["tools"]
+    if not tools:
+        return "fail", "no tools.json"
+    wanted = ["driver", "gpu_name", "python", "torch"]
+    if tools.get("building"):
+        wanted += ["compiler", "cmake", "nvcc"]
+    missing = [name for name in wanted if not tools.get(name)]
+    if missing:
+        return "fail", "not found: " + ", ".join(missing)
+    if not re.fullmatch(r"\d+\.\d+(\.\d+)*", tools["driver"]):
+        return "fail", f"driver version {tools['driver']!r} is not a driver's (want e.g. 580.65.06)"
+    torch = tools["torch"]
+    for key in ("version", "tf32_matmul", "tf32_cudnn", "cudnn_benchmark"):
+        if key not in torch:
+            return "fail", f"torch.{key} not recorded"
+    return "pass", f"driver {tools['driver']} on {tools['gpu_name']}; torch {torch['version']} " \
+                   f"(TF32 matmul {torch['tf32_matmul']}, cuDNN TF32 {torch['tf32_cudnn']}, " \
+                   f"cudnn.benchmark {torch['cudnn_benchmark']})" + \
+        (f"; jax {tools['jax']['version']}" if tools.get("jax") else "; no jax")
+
+
+def check_nvml_under_load(evidence):
+    load_probe = evidence["load"]
+    if not load_probe:
+        return "fail", "no load.json"
+    seen = [s for s in load_probe.get("nvml", []) if s["pid"] == load_probe["pid"]]
+    if not seen:
+        return "fail", f"NVML never listed the load's process {load_probe['pid']}"
+    used = max(s["used_bytes"] for s in seen)
+    if used < LOAD_MEMORY_SHARE * load_probe["allocated_bytes"]:
+        return "fail", f"NVML saw {used} bytes for the load, below {LOAD_MEMORY_SHARE:.0%} of the " \
+                       f"{load_probe['allocated_bytes']} it allocated"
+    return "pass", f"{len(seen)} samples of the bf16 load (pid {load_probe['pid']}): {used / 2**20:.0f} MiB " \
+                   f"for {load_probe['allocated_bytes'] / 2**20:.0f} MiB allocated"
+
+
+def check_tf32_policy(evidence):
+    probes = evidence["tf32"]
+    if not probes or "torch" not in probes:
+        return "fail", "no TF32 probe of PyTorch"
+    lines = []
+    for framework, probe in sorted(probes.items()):
+        if "error" in probe:
+            return "fail", f"{framework}: {probe['error']}"
+        reduced_on = probe["on_error"] > TF32_REDUCED
+        reduced_off = probe["off_error"] > TF32_REDUCED
+        if reduced_off:
+            return "fail", f"{framework}: TF32 off still gives a reduced-precision product " \
+                           f"(relative error {probe['off_error']:.1e})"
+        if reduced_on != probe["tf32_capable"]:
+            return "fail", f"{framework}: TF32 on gives relative error {probe['on_error']:.1e} on a device " + \
+                ("with" if probe["tf32_capable"] else "without") + " TF32"
+        lines.append(f"{framework} on {probe['device']}: off {probe['off_error']:.1e}, on {probe['on_error']:.1e}")
+    return "pass", "; ".join(lines)
+
+
+def check_event_vs_wall(evidence):
+    checked, worst = 0, 0.0
+    for result in _ok_results(evidence):
+        timing = result["timing"]
+        if result["execution"]["task"] == "generate":
+            continue  # a generation's steps are its tokens; its epochs hold the prefill apart
+        for epoch, (wall, steps) in enumerate(zip(timing["epoch_seconds"], timing["step_seconds"])):
+            gap = (wall - sum(steps)) / wall
+            worst = max(worst, abs(gap))
+            if gap < -1e-3 or gap > EVENT_WALL_TOLERANCE:
+                return "fail", f"{result['job']['job_id']} epoch {epoch}: steps ({timing['clock']}) sum to " \
+                               f"{sum(steps):.4f} s, the epoch's clock {wall:.4f} s ({gap:+.1%})"
+        checked += 1
+    if not checked:
+        return "fail", "no successful training result to compare"
+    return "pass", f"{checked} results, worst gap {worst:.2%} (limit {EVENT_WALL_TOLERANCE:.0%})"
+
+
+def _window_usage(samples, result):
+    """The largest one-process NVML memory sampled while the result's job ran."""
+    start, end = _instant(result["started_at"]), _instant(result["finished_at"])
+    used = [s["used_bytes"] for s in samples if start <= s["t"] <= end]
+    return max(used) if used else None
+
+
+def _telemetry_max(result):
+    """The agent's NVML figure over the timed epochs: the largest process memory of the job's GPUs."""
+    telemetry = result.get("telemetry") or {}
+    if telemetry.get("status") != "ok":
+        return None
+    figures = [gpu["process_memory_bytes"]["max"] for gpu in telemetry["gpus"] if gpu["process_memory_bytes"]]
+    return max(figures) if figures else None
+
+
+def check_memory(evidence):
+    """The driver sees at least what the framework holds (NVML sampled while the job ran against the
+    allocator's reserved peak of the timed epochs; on a CPU the resident size against the timed
+    phase's high-water mark), and not wildly more: on a GPU the agent's NVML figure over the same
+    timed epochs is within a context's allowance of that peak; on a CPU, within twice it (a
+    gross error, NVML's all-ones 'not available' summed in, fails both)."""
+    samples = evidence["samples"]
+    if samples is None:
+        return "fail", "no NVML samples of the sweep"
+    checked = []
+    for result in _ok_results(evidence):
+        memory, job_id = result["memory"], result["job"]["job_id"]
+        sampled = _window_usage(samples, result)
+        if sampled is None:
+            return "fail", f"{job_id}: no NVML sample while it ran"
+        if memory["source"] == "cuda_allocator":
+            own = memory["peak_reserved_bytes"]
+            timed = _telemetry_max(result)
+            if timed is None:
+                return "fail", f"{job_id}: no NVML process memory in its telemetry ({result.get('telemetry')})"
+            high, limit = timed, own + GPU_CONTEXT_ALLOWANCE
+        elif memory["source"] == "rss":
+            own = memory["peak_rss_bytes"]
+            high, limit = sampled, 2 * own
+        else:
+            continue  # TensorFlow's and XLA's allocators count differently (docs/frameworks.md)
+        if sampled < JOB_MEMORY_SHARE * own:
+            return "fail", f"{job_id}: NVML saw at most {sampled / 2**20:.0f} MiB, below the runner's own " \
+                           f"{memory['source']} peak {own / 2**20:.0f} MiB"
+        if high > limit:
+            return "fail", f"{job_id}: NVML {high / 2**20:.0f} MiB against the runner's {memory['source']} peak " \
+                           f"{own / 2**20:.0f} MiB (limit {limit / 2**20:.0f} MiB)"
+        checked.append(high / max(own, 1))
+    if not checked:
+        return "fail", "no result whose memory could be compared"
+    return "pass", f"{len(checked)} results; NVML over the runner's own peak: " \
+                   f"{min(checked):.2f}..{max(checked):.2f}"
+
+
+def check_fp16_loss_scaling(evidence):
+    fp16 = [r for r in evidence["results"] or [] if r["job"].get("precision") == "fp16"]
+    if not fp16:
+        return "fail", "no fp16 result"
+    ran = 0
+    for result in fp16:
+        job_id = result["job"]["job_id"]
+        if result["status"] == "unsupported" and result["job"].get("device", "cpu") == "cpu":
+            if "fp16" not in (result.get("error") or ""):
+                return "fail", f"{job_id}: unsupported without naming fp16: {result.get('error')!r}"
+            continue  # a CPU's answer: fp16 with loss scaling needs CUDA
+        if result["status"] != "ok":
+            return "fail", f"{job_id}: {result['status']}: {result.get('error')}"
+        scaling = result["execution"].get("loss_scaling")
+        steps = result["timing"]["warmup_iterations"] + result["timing"]["epochs"] * result["timing"][
+            "iterations_per_epoch"]
+        if not scaling or not scaling["initial_scale"] > 0 or not scaling["final_scale"] > 0:
+            return "fail", f"{job_id}: no dynamic loss scale recorded ({scaling})"
+        if scaling["skipped_steps"] >= steps:
+            return "fail", f"{job_id}: all {steps} steps skipped (overflow every step)"
+        finals = [loss for loss in result["loss"]["epoch_final"] if loss is not None]
+        if not finals or not all(math.isfinite(loss) for loss in finals):
+            return "fail", f"{job_id}: non-finite losses {result['loss']['epoch_final']}"
+        ran += 1
+    return "pass", f"{ran} fp16 results scaled their loss" if ran else \
+        f"{len(fp16)} fp16 jobs refused on CPU, naming fp16 (the GPU verdict: tests/gpu_evidence)"
+
+
+def check_first_loss(evidence):
+    pairs = {}
+    for result in _ok_results(evidence):
+        job = result["job"]
+        if result["execution"]["task"] != "train" or result["loss"]["first_step"] is None:
+            continue
+        key = json.dumps({k: v for k, v in job.items() if k not in ("mode", "job_id", "attempt", "sweep")},
+                         sort_keys=True)
+        pairs.setdefault(key, {})[job["mode"]] = result
+    compared = []
+    for key, sides in pairs.items():
+        if "eager" not in sides or "compiled" not in sides:
+            continue
+        if sides["compiled"]["execution"]["mode"] != "compiled":
+            return "fail", f"{sides['compiled']['job']['job_id']}: fell back to eager: " \
+                           f"{sides['compiled']['execution']['fallback_reason']}"
+        eager, compiled = sides["eager"]["loss"]["first_step"], sides["compiled"]["loss"]["first_step"]
+        precision = sides["eager"]["job"].get("precision", "fp32")
+        if sides["eager"]["execution"].get("math", {}).get("tf32_matmul"):
+            precision = "tf32" if precision == "fp32" else precision
+        difference = abs(compiled - eager) / max(abs(eager), 1e-12)
+        if difference > FIRST_LOSS_TOLERANCE[precision]:
+            return "fail", f"{sides['compiled']['job']['job_id']}: first-step loss {compiled:.6g}, eager " \
+                           f"{eager:.6g} ({difference:.2%} apart, limit {FIRST_LOSS_TOLERANCE[precision]:.1%})"
+        compared.append(difference)
+    if not compared:
+        return "fail", "no eager/compiled pair of training results"
+    return "pass", f"{len(compared)} pairs, largest difference {max(compared):.2e}"
+
+
+def check_peak_vs_load(evidence):
+    load_probe, peak = evidence["load"], evidence["peak"]
+    if not load_probe or not peak:
+        return "fail", "no load.json or no peak probe figures"
+    device = load_probe["device"] if load_probe["device"] != "cuda" else "cuda:0"
+    figures = [d for d in peak["devices"] if d["device"] == device]
+    if not figures or not figures[0].get("bf16"):
+        return "fail", f"the peak probe has no bf16 figure for {device}"
+    ratio = load_probe["flops_per_s"] / figures[0]["bf16"]
+    text = f"load {load_probe['flops_per_s'] / 1e12:.3f} TFLOP/s (n={load_probe['n']}) over the peak probe's " \
+           f"{figures[0]['bf16'] / 1e12:.3f}: {ratio:.2f}"
+    low, high = PEAK_VS_LOAD
+    return ("pass" if low <= ratio <= high else "fail"), text + f" (want {low}..{high})"
+
+
+def check_results(evidence):
+    results = evidence["results"]
+    if results is None:
+        return "fail", "no results.json"
+    ok = _ok_results(evidence)
+    broken = [r for r in results if r["status"] == "failed"]
+    if broken:
+        return "fail", f"{len(broken)} failed: " + "; ".join(
+            f"{r['job']['job_id']}: {(r.get('error') or '')[:200]}" for r in broken)
+    if not ok:
+        return "fail", "no successful result"
+    return "pass", f"{len(ok)} ok, {len(results) - len(ok)} unsupported"
+
+
+CHECKS = [
+    ("tools", check_tools),
+    ("nvml_under_load", check_nvml_under_load),
+    ("tf32_policy", check_tf32_policy),
+    ("results", check_results),
+    ("event_vs_wall", check_event_vs_wall),
+    ("memory", check_memory),
+    ("fp16_loss_scaling", check_fp16_loss_scaling),
+    ("first_loss", check_first_loss),
+    ("peak_vs_load", check_peak_vs_load),
+]
+
+
+def run_all(folder):
+    """[(name, verdict, detail)] for the evidence in `folder`; a check that raises fails with the reason."""
+    evidence = load(folder)
+    verdicts = []
+    for name, check in CHECKS:
+        try:
+            verdict, detail = check(evidence)
+        except (KeyError, TypeError, ValueError, ZeroDivisionError) as error:
+            verdict, detail = "fail", f"unreadable evidence: {type(error).__name__}: {error}"
+        verdicts.append((name, verdict, detail))
+    return verdicts
