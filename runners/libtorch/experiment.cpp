@@ -164,6 +164,7 @@ void Experiment::warm_up(TimingReport& timing, std::optional<FusionReport>& fusi
       if (i + 1 == reference_steps && job_.task == Task::train) reference_eval_ = evaluate(*reference_);
       if (observe) fusion = observer->report();
     }
+    if (reducer_) reducer_->settle();
   });
 }
 
@@ -193,6 +194,7 @@ void Experiment::run_timed_epochs(TimingReport& timing, LossReport& loss, Memory
       output = step(*batch);
       clock_->end_step();
     }
+    if (reducer_) reducer_->settle();  // a hung all-reduce fails here, not in the clock's synchronisation
     auto times = clock_->end_epoch();
     if (reducer_) reducer_->collect_timings();
     timing.epoch_seconds.push_back(times.seconds);

@@ -42,6 +42,13 @@ class Collective {
   // How many all-reduces start between two take_all_reduce_seconds(): NCCL
   // makes their CUDA events up front, so that none is made in a timed step.
   virtual void expect_all_reduces(std::size_t count) { (void)count; }
+  // Returns once every collective started so far has finished, or throws
+  // with the reason: NCCL watches its communicator meanwhile and aborts it
+  // on an asynchronous error (a rank gone) or past its deadline, so that a
+  // hung collective fails the job with the reason instead of blocking the
+  // next device synchronisation until the agent's timeout. Call before
+  // synchronising the device. MPI's waits already end on the host.
+  virtual void settle() {}
 };
 
 }  // namespace ts::worker

@@ -49,6 +49,8 @@ class GradientReducer {
   // Resolves the timings of the steps finished so far; call with the
   // device synchronised (the step clock does at each epoch's end).
   void collect_timings();
+  // Waits, watching the collective, for the all-reduces in flight (Collective::settle).
+  void settle() { collective_.settle(); }
   ReducerStatistics take_statistics();
 
   int64_t bucket_count() const noexcept { return static_cast<int64_t>(buckets_.size()); }

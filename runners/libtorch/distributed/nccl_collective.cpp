@@ -4,6 +4,7 @@
 #include <c10/cuda/CUDAGuard.h>
 
 #include <stdexcept>
+#include <thread>
 
 #include "runners/libtorch/device.hpp"
 
@@ -59,8 +60,35 @@ NcclCollective::NcclCollective(const World& world, torch::Device device)
 }
 
 NcclCollective::~NcclCollective() {
+  if (communicator_ == nullptr) return;  // aborted: its stream may never finish
   stream_.synchronize();
   ncclCommDestroy(communicator_);
+}
+
+void NcclCollective::abort(const std::string& reason) {
+  ncclCommAbort(communicator_);
+  communicator_ = nullptr;
+  throw std::runtime_error(reason);
+}
+
+void NcclCollective::settle() {
+  if (communicator_ == nullptr) throw std::logic_error("the NCCL communicator was aborted");
+  if (used_ == 0) return;
+  const auto& last = slots_[used_ - 1]->done;  // the communication stream runs its all-reduces in order
+  const auto deadline = std::chrono::steady_clock::now() + settle_deadline;
+  while (!last.query()) {
+    ncclResult_t state = ncclSuccess;
+    check(ncclCommGetAsyncError(communicator_, &state), "ncclCommGetAsyncError");
+    if (state != ncclSuccess && state != ncclInProgress) {
+      abort(std::string("NCCL all-reduce failed on rank ") + std::to_string(world_.rank()) + ": " +
+            ncclGetErrorString(state) + " (another rank gone?)");
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      abort("an NCCL all-reduce did not finish within " + std::to_string(settle_deadline.count()) + " s on rank " +
+            std::to_string(world_.rank()) + ": a rank is gone or stuck");
+    }
+    std::this_thread::yield();
+  }
 }
 
 NcclCollective::Slot& NcclCollective::next_slot() {

@@ -9,6 +9,7 @@
 #include <c10/cuda/CUDAStream.h>
 #include <nccl.h>
 
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -31,8 +32,17 @@ class NcclCollective final : public Collective {
   void broadcast(const torch::Tensor& tensor, int root) override;
   std::vector<double> take_all_reduce_seconds() override;
   void expect_all_reduces(std::size_t count) override;
+  void settle() override;
+
+  // How long settle() waits for the collectives in flight: PyTorch's
+  // ProcessGroupNCCL's default timeout.
+  static constexpr std::chrono::seconds settle_deadline{600};
 
  private:
+  // Aborts the communicator (NCCL's way out of a hung or failed collective)
+  // and throws `reason`.
+  [[noreturn]] void abort(const std::string& reason);
+
   const World& world_;
   torch::Device device_;
   ncclComm_t communicator_ = nullptr;
