@@ -20,7 +20,9 @@ GPU_CONTEXT_ALLOWANCE = 6 << 30  # NVML's process memory above the allocator: co
 LOAD_MEMORY_SHARE = 0.9  # NVML must see at least this share of what the load probe allocated
 JOB_MEMORY_SHARE = 0.75  # ... and of a job's timed peak (quarter-second samples may miss its top)
 FIRST_LOSS_TOLERANCE = {"fp32": 1e-3, "tf32": 1e-2, "bf16": 3e-2, "fp16": 3e-2}  # relative, eager vs compiled
-PEAK_VS_LOAD = (0.5, 1.25)  # the load's sustained bf16 rate over the peak probe's bf16 figure
+# The load's sustained bf16 rate over the peak probe's bf16 figure, measured a little apart: a visit's
+# GPU is its own; a CPU dry run shares its cores with whatever else runs (CI's other tests).
+PEAK_VS_LOAD = {"gpu": (0.5, 1.25), "cpu": (0.2, 2.0)}
 TF32_REDUCED = 1e-4  # a relative matmul error above this is reduced precision (TF32: ~1e-3; IEEE fp32: ~1e-6)
 
 
@@ -247,7 +249,7 @@ def check_peak_vs_load(evidence):
     ratio = load_probe["flops_per_s"] / figures[0]["bf16"]
     text = f"load {load_probe['flops_per_s'] / 1e12:.3f} TFLOP/s (n={load_probe['n']}) over the peak probe's " \
            f"{figures[0]['bf16'] / 1e12:.3f}: {ratio:.2f}"
-    low, high = PEAK_VS_LOAD
+    low, high = PEAK_VS_LOAD["cpu" if device == "cpu" else "gpu"]
     return ("pass" if low <= ratio <= high else "fail"), text + f" (want {low}..{high})"
 
 
