@@ -40,8 +40,8 @@ int main(int argc, char** argv) {
   const int64_t max_bytes = (argc > 2 ? std::atoll(argv[2]) : 64) << 20;
   const int iterations = argc > 3 ? std::atoi(argv[3]) : 20;
   MpiWorld world;
-  const auto device =
-      resolve_device(device_kind == "cuda" ? "cuda:" + std::to_string(world.local_rank()) : device_kind);
+  const auto device = resolve_device(device_kind == "cuda" ? "cuda:" + std::to_string(world.local_rank()) : device_kind,
+                                     *cuda_devices());
   auto collective = make_collective(world, device);
   const double n = world.size();
   if (world.rank() == 0) {

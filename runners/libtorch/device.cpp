@@ -19,6 +19,22 @@ double seconds_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
 }
 
+#ifdef TORCHSWEEP_WITH_CUDA
+class RuntimeCudaDevices final : public CudaDevices {
+ public:
+  int count() const override { return static_cast<int>(torch::cuda::device_count()); }
+  void make_current(int index) override { c10::cuda::set_device(static_cast<c10::DeviceIndex>(index)); }
+  std::string why_none() const override { return "no CUDA device is visible on this node"; }
+};
+#else
+class NoCudaDevices final : public CudaDevices {
+ public:
+  int count() const override { return 0; }
+  void make_current(int) override {}
+  std::string why_none() const override { return "this torchsweep-worker was built against a CPU-only LibTorch"; }
+};
+#endif
+
 class HostStepClock final : public StepClock {
  public:
   void begin_epoch() override {
@@ -49,102 +65,121 @@ class HostIntervalTimer final : public IntervalTimer {
   std::vector<double> seconds_;
 };
 
-#ifdef TORCHSWEEP_WITH_CUDA
-using EventPair = std::pair<at::cuda::CUDAEvent, at::cuda::CUDAEvent>;
-
-double event_seconds(EventPair& events) { return events.first.elapsed_time(events.second) / 1000.0; }
-
-// Event pairs made and recorded once, up front (CUDA makes an event at its
-// first record), and reused by every take(): none is created in a timed step.
-std::vector<EventPair> recorded_event_pairs(std::size_t count) {
-  std::vector<EventPair> events;
-  for (std::size_t i = 0; i < count; ++i) {
-    events.emplace_back(at::cuda::CUDAEvent(cudaEventDefault), at::cuda::CUDAEvent(cudaEventDefault));
-    events.back().first.record();
-    events.back().second.record();
-  }
-  return events;
+// Clocks on a device's timeline. Their marks are made and recorded once,
+// up front (CUDA makes an event at its first record), and reused: none is
+// made in a timed step, unless more are used than were announced.
+std::vector<std::unique_ptr<TimelineMarks>> made_marks(DeviceTimeline& timeline, std::size_t count) {
+  std::vector<std::unique_ptr<TimelineMarks>> marks;
+  for (std::size_t i = 0; i < count; ++i) marks.push_back(timeline.make_marks());
+  return marks;
 }
 
-class CudaIntervalTimer final : public IntervalTimer {
+class TimelineIntervalTimer final : public IntervalTimer {
  public:
-  CudaIntervalTimer(torch::Device device, std::size_t intervals_per_take)
-      : events_(recorded_event_pairs(intervals_per_take)) {
-    synchronize(device);
+  TimelineIntervalTimer(std::shared_ptr<DeviceTimeline> timeline, std::size_t intervals_per_take)
+      : timeline_(std::move(timeline)), marks_(made_marks(*timeline_, intervals_per_take)) {
+    timeline_->synchronize();
   }
   void begin() override {
-    if (next_ == events_.size()) {  // more intervals than announced: made here, as a last resort
-      events_.emplace_back(at::cuda::CUDAEvent(cudaEventDefault), at::cuda::CUDAEvent(cudaEventDefault));
-    }
-    events_[next_].first.record();
+    if (next_ == marks_.size()) marks_.push_back(timeline_->make_marks());  // a last resort
+    marks_[next_]->begin();
   }
-  void end() override { events_[next_++].second.record(); }
+  void end() override { marks_[next_++]->end(); }
   std::vector<double> take() override {
     std::vector<double> seconds;
-    for (std::size_t i = 0; i < next_; ++i) seconds.push_back(event_seconds(events_[i]));
+    for (std::size_t i = 0; i < next_; ++i) seconds.push_back(marks_[i]->seconds());
     next_ = 0;
     return seconds;
   }
 
  private:
-  std::vector<EventPair> events_;
+  std::shared_ptr<DeviceTimeline> timeline_;
+  std::vector<std::unique_ptr<TimelineMarks>> marks_;
   std::size_t next_ = 0;
 };
 
-// Event pairs for every step of an epoch, made before the timed epochs and
-// reused by each.
-class CudaStepClock final : public StepClock {
+// A pair of marks per step of an epoch, and a device synchronisation before
+// each host clock read at the epoch's ends.
+class TimelineStepClock final : public StepClock {
  public:
-  CudaStepClock(torch::Device device, int64_t steps_per_epoch)
-      : device_(device), events_(recorded_event_pairs(static_cast<std::size_t>(steps_per_epoch))) {
-    synchronize(device_);
+  TimelineStepClock(std::shared_ptr<DeviceTimeline> timeline, int64_t steps_per_epoch)
+      : timeline_(std::move(timeline)), marks_(made_marks(*timeline_, static_cast<std::size_t>(steps_per_epoch))) {
+    timeline_->synchronize();
   }
   void begin_epoch() override {
-    synchronize(device_);
+    timeline_->synchronize();
     next_ = 0;
     epoch_start_ = Clock::now();
   }
   void begin_step() override {
-    if (next_ == events_.size()) {  // more steps than announced: made here, as a last resort
-      events_.emplace_back(at::cuda::CUDAEvent(cudaEventDefault), at::cuda::CUDAEvent(cudaEventDefault));
-    }
-    events_[next_].first.record();
+    if (next_ == marks_.size()) marks_.push_back(timeline_->make_marks());  // a last resort
+    marks_[next_]->begin();
   }
-  void end_step() override { events_[next_++].second.record(); }
+  void end_step() override { marks_[next_++]->end(); }
   EpochTimes end_epoch() override {
-    synchronize(device_);
+    timeline_->synchronize();
     EpochTimes times;
     times.seconds = seconds_between(epoch_start_, Clock::now());
-    for (std::size_t i = 0; i < next_; ++i) times.step_seconds.push_back(event_seconds(events_[i]));
+    for (std::size_t i = 0; i < next_; ++i) times.step_seconds.push_back(marks_[i]->seconds());
     return times;
   }
-  std::string name() const override { return "cuda_events"; }
+  std::string name() const override { return timeline_->clock_name(); }
 
  private:
-  torch::Device device_;
-  std::vector<EventPair> events_;
+  std::shared_ptr<DeviceTimeline> timeline_;
+  std::vector<std::unique_ptr<TimelineMarks>> marks_;
   std::size_t next_ = 0;
   Clock::time_point epoch_start_;
 };
-#endif
 
+#ifdef TORCHSWEEP_WITH_CUDA
+class CudaEventMarks final : public TimelineMarks {
+ public:
+  CudaEventMarks() {
+    begin_.record();
+    end_.record();
+  }
+  void begin() override { begin_.record(); }
+  void end() override { end_.record(); }
+  double seconds() override { return begin_.elapsed_time(end_) / 1000.0; }
+
+ private:
+  at::cuda::CUDAEvent begin_{cudaEventDefault}, end_{cudaEventDefault};
+};
+
+// Events on the current stream of the device the process made current.
+class CudaTimeline final : public DeviceTimeline {
+ public:
+  explicit CudaTimeline(torch::Device device) : device_(device) {}
+  std::unique_ptr<TimelineMarks> make_marks() override { return std::make_unique<CudaEventMarks>(); }
+  void synchronize() override { ts::worker::synchronize(device_); }
+  std::string clock_name() const override { return "cuda_events"; }
+
+ private:
+  torch::Device device_;
+};
+#endif
 }  // namespace
 
-torch::Device resolve_device(const std::string& spec) {
+std::unique_ptr<CudaDevices> cuda_devices() {
+#ifdef TORCHSWEEP_WITH_CUDA
+  return std::make_unique<RuntimeCudaDevices>();
+#else
+  return std::make_unique<NoCudaDevices>();
+#endif
+}
+
+torch::Device resolve_device(const std::string& spec, CudaDevices& devices) {
   torch::Device device(spec);
   if (device.is_cpu()) return device;
-#ifdef TORCHSWEEP_WITH_CUDA
-  const auto count = static_cast<int64_t>(torch::cuda::device_count());
-  if (count == 0) throw Unsupported("device " + spec + ": no CUDA device is visible on this node");
+  const int count = devices.count();
+  if (count == 0) throw Unsupported("device " + spec + ": " + devices.why_none());
   if (!device.has_index()) device.set_index(0);
   if (device.index() >= count) {
     throw Unsupported("device " + spec + ": only " + std::to_string(count) + " CUDA device(s) visible");
   }
-  c10::cuda::set_device(device.index());
+  devices.make_current(device.index());
   return device;
-#else
-  throw Unsupported("device " + spec + ": this torchsweep-worker was built against a CPU-only LibTorch");
-#endif
 }
 
 std::string rank_device(const std::string& spec, int local_rank, int ranks) {
@@ -162,20 +197,29 @@ void synchronize(const torch::Device& device) {
 
 std::unique_ptr<StepClock> make_step_clock(const torch::Device& device, int64_t steps_per_epoch) {
 #ifdef TORCHSWEEP_WITH_CUDA
-  if (device.is_cuda()) return std::make_unique<CudaStepClock>(device, steps_per_epoch);
+  if (device.is_cuda()) return make_step_clock(std::make_shared<CudaTimeline>(device), steps_per_epoch);
 #endif
   (void)device;
   (void)steps_per_epoch;
   return std::make_unique<HostStepClock>();
 }
 
+std::unique_ptr<StepClock> make_step_clock(std::shared_ptr<DeviceTimeline> timeline, int64_t steps_per_epoch) {
+  return std::make_unique<TimelineStepClock>(std::move(timeline), steps_per_epoch);
+}
+
 std::unique_ptr<IntervalTimer> make_interval_timer(const torch::Device& device, std::size_t intervals_per_take) {
 #ifdef TORCHSWEEP_WITH_CUDA
-  if (device.is_cuda()) return std::make_unique<CudaIntervalTimer>(device, intervals_per_take);
+  if (device.is_cuda()) return make_interval_timer(std::make_shared<CudaTimeline>(device), intervals_per_take);
 #endif
   (void)device;
   (void)intervals_per_take;
   return std::make_unique<HostIntervalTimer>();
+}
+
+std::unique_ptr<IntervalTimer> make_interval_timer(std::shared_ptr<DeviceTimeline> timeline,
+                                                   std::size_t intervals_per_take) {
+  return std::make_unique<TimelineIntervalTimer>(std::move(timeline), intervals_per_take);
 }
 
 nlohmann::json gpu_context() {

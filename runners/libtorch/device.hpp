@@ -18,11 +18,26 @@ class Unsupported : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The CUDA runtime as device selection sees it: how many devices this
+// process sees and which is current. An interface so that a CPU test can
+// stand in for a node of several GPUs (tests/runners/libtorch/device_test.cpp).
+class CudaDevices {
+ public:
+  virtual ~CudaDevices() = default;
+  virtual int count() const = 0;
+  virtual void make_current(int index) = 0;
+  // Why there is none, for a count of 0.
+  virtual std::string why_none() const = 0;
+};
+
+// This process's CUDA runtime (none in a worker built against a CPU-only LibTorch).
+std::unique_ptr<CudaDevices> cuda_devices();
+
 // "cpu", "cuda" or "cuda:N"; throws Unsupported when CUDA was not compiled
 // in, no GPU is visible, or N is out of range. A CUDA device becomes this
 // process's current device: a rank on cuda:1 then records its events and
 // streams there and opens no context on GPU 0.
-torch::Device resolve_device(const std::string& spec);
+torch::Device resolve_device(const std::string& spec, CudaDevices& devices);
 
 // The device a rank of a data-parallel job runs on: with several ranks,
 // local rank i takes the i-th GPU the agent made visible; a one-rank job
@@ -50,9 +65,32 @@ class StepClock {
   virtual std::string name() const = 0;
 };
 
+// Begin and end marks on a device's timeline (on CUDA an event pair on the
+// current stream), read after a synchronisation.
+class TimelineMarks {
+ public:
+  virtual ~TimelineMarks() = default;
+  virtual void begin() = 0;
+  virtual void end() = 0;
+  virtual double seconds() = 0;
+};
+
+// What the device clocks need of a device: marks and a synchronisation. An
+// interface so that a CPU test can count the marks a clock makes
+// (tests/runners/libtorch/device_test.cpp).
+class DeviceTimeline {
+ public:
+  virtual ~DeviceTimeline() = default;
+  // Made and recorded once, so that a later record makes nothing.
+  virtual std::unique_ptr<TimelineMarks> make_marks() = 0;
+  virtual void synchronize() = 0;
+  virtual std::string clock_name() const = 0;
+};
+
 // `steps_per_epoch`: how many steps each epoch times, so that a CUDA clock
 // makes its events before the timed epochs.
 std::unique_ptr<StepClock> make_step_clock(const torch::Device& device, int64_t steps_per_epoch);
+std::unique_ptr<StepClock> make_step_clock(std::shared_ptr<DeviceTimeline> timeline, int64_t steps_per_epoch);
 
 // Durations of marked intervals on the device's timeline: the host clock on
 // CPU, an event pair on the current stream on CUDA (no synchronisation).
@@ -69,6 +107,8 @@ class IntervalTimer {
 // `intervals_per_take`: how many intervals end between two take()s, so that
 // a CUDA timer makes its events before the timed epochs.
 std::unique_ptr<IntervalTimer> make_interval_timer(const torch::Device& device, std::size_t intervals_per_take);
+std::unique_ptr<IntervalTimer> make_interval_timer(std::shared_ptr<DeviceTimeline> timeline,
+                                                   std::size_t intervals_per_take);
 
 // Wall time of `work`, with the device synchronised before and after.
 template <class Work>

@@ -492,8 +492,8 @@ Result run_experiment(const Job& job, const World* world, const CaptureFunction&
                         " rank(s) were started: multi-rank jobs run under mpirun -np " + std::to_string(job.gpus) +
                         ", which the agent does for them (docs/multi-gpu.md)");
     }
-    const auto device =
-        resolve_device(world ? rank_device(job.device, world->local_rank(), world->size()) : job.device);
+    const auto device = resolve_device(world ? rank_device(job.device, world->local_rank(), world->size()) : job.device,
+                                       *cuda_devices());
     const auto plan = plan_precision(job.precision, device);
     const auto math = apply_math_policy(job);
     if (job.task == Task::generate) {

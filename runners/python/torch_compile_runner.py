@@ -1015,7 +1015,7 @@ def execution_section(job, experiment, ran_compiled, fallback_reason, dynamo, ma
 
 
 class CudaEventClock:
-    """The worker's CudaStepClock: a device synchronisation and a host clock
+    """The worker's step clock on CUDA: a device synchronisation and a host clock
     read at each epoch boundary, steps timed by CUDA event pairs recorded on
     the stream without synchronising. The events are made (and recorded once)
     before the timed epochs, never inside them."""

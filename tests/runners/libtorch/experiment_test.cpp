@@ -139,15 +139,6 @@ TEST(Experiment, TheMathPolicyIsAppliedAndRecorded) {
   context.setBenchmarkCuDNN(tune);
 }
 
-// data_parallel: always on cuda:3 ran on GPU 0 (the local rank's) before.
-TEST(RankDevice, ARanksGpuIsItsLocalRanksAndAOneRankJobKeepsItsOwn) {
-  EXPECT_EQ(rank_device("cuda:3", 0, 1), "cuda:3");
-  EXPECT_EQ(rank_device("cuda", 0, 1), "cuda");
-  EXPECT_EQ(rank_device("cuda", 2, 4), "cuda:2");
-  EXPECT_EQ(rank_device("cuda:3", 1, 8), "cuda:1");
-  EXPECT_EQ(rank_device("cpu", 1, 2), "cpu");
-}
-
 TEST(Experiment, Fp16IsUnsupportedOnCpu) {
   const auto result = run(with(testing::tiny_mlp(), {{"precision", "fp16"}}));
   EXPECT_EQ(result.status, Status::unsupported);
@@ -192,6 +183,33 @@ TEST(Experiment, CaptureFailureFailsVisiblyWithoutFallback) {
   EXPECT_EQ(result.status, Status::failed);
   EXPECT_NE(result.error->find("tracer cannot handle this model"), std::string::npos);
   expect_valid_document(result);
+}
+
+// A fused graph that cannot compile fails at its first run, not at capture:
+// on CUDA, NNC's kernels are compiled by NVRTC, whose builtins library a C++
+// process may not find (issue 32). The warm-up is then the check.
+class FailsAtFirstRun final : public ForwardPath {
+ public:
+  torch::Tensor forward(const torch::Tensor&) override {
+    throw std::runtime_error("nvrtc: error: failed to open libnvrtc-builtins.so.13.0");
+  }
+  std::string compiler() const override { return "torchscript"; }
+};
+const CaptureFunction capture_failing_at_first_run = [](Model&, const torch::Tensor&, const PrecisionPlan&) {
+  return std::unique_ptr<ForwardPath>(std::make_unique<FailsAtFirstRun>());
+};
+
+TEST(Experiment, AFusedGraphThatCannotCompileFallsBackBeforeAnythingIsTimed) {
+  const auto job = parse_job(with(testing::tiny_mlp(), {{"mode", "compiled"}, {"fallback", "eager"}}));
+  const auto result = run_experiment(job, nullptr, capture_failing_at_first_run);
+  ASSERT_EQ(result.status, Status::ok);
+  EXPECT_EQ(result.execution->mode, Mode::eager);
+  ASSERT_TRUE(result.execution->fallback_reason.has_value());
+  EXPECT_NE(result.execution->fallback_reason->find("libnvrtc-builtins"), std::string::npos);
+  const auto failed = run_experiment(parse_job(with(testing::tiny_mlp(), {{"mode", "compiled"}})), nullptr,
+                                     capture_failing_at_first_run);
+  EXPECT_EQ(failed.status, Status::failed);
+  EXPECT_NE(failed.error->find("libnvrtc-builtins"), std::string::npos);
 }
 
 TEST(Experiment, FallbackToEagerIsRecorded) {
