@@ -14,6 +14,7 @@ Command add_status_command(CLI::App& app);
 Command add_submit_command(CLI::App& app);
 Command add_cancel_command(CLI::App& app);
 Command add_run_command(CLI::App& app);
+Command add_calibrate_command(CLI::App& app);
 Command add_query_command(CLI::App& app);
 Command add_export_command(CLI::App& app);
 Command add_report_command(CLI::App& app);

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
       {"submit", ts::cli::add_submit_command(app)},
       {"cancel", ts::cli::add_cancel_command(app)},
       {"run", ts::cli::add_run_command(app)},
+      {"calibrate", ts::cli::add_calibrate_command(app)},
       {"query", ts::cli::add_query_command(app)},
       {"export", ts::cli::add_export_command(app)},
       {"report", ts::cli::add_report_command(app)},

@@ -7,6 +7,7 @@
 #include "cli/table_renderer.hpp"
 #include "cli/terminal_width.hpp"
 #include "readers/export.hpp"
+#include "readers/noise.hpp"
 #include "readers/query.hpp"
 #include "shared/errors.hpp"
 #include "store/migrations.hpp"
@@ -20,7 +21,8 @@ Command add_query_command(CLI::App& app) {
     std::vector<std::string> group_by, metrics;
     std::string compare, baseline, memory_metric = readers::QueryOptions{}.memory_metric;
     readers::RegressionRule rule;
-    bool adaptive = false, summary = false;
+    bool adaptive = false, summary = false, noise = false;
+    std::size_t night_runs = readers::NoiseOptions{}.night_runs;
   };
   auto settings = std::make_shared<Settings>();
   add_filter_options(command, *settings, "table");
@@ -39,6 +41,12 @@ Command add_query_command(CLI::App& app) {
       ->capture_default_str();
   command->add_flag("--adaptive", settings->adaptive,
                     "instead of results: each compared pair of the adaptive sweeps, its rounds and why it stopped");
+  command->add_flag("--noise", settings->noise,
+                    "instead of results: each configuration's noise, split into within-process, between-process "
+                    "and between-node spreads, and the regression rule's false alarms on A/A pairs, noisiest "
+                    "first (docs/noise.md)");
+  command->add_option("--night-runs", settings->night_runs, "with --noise: runs a night in the A/A pairs")
+      ->capture_default_str();
   command->add_flag("--summary", settings->summary,
                     "with --compare: a suite's summary, per value of the --group-by axes (none: one row): the "
                     "configurations run, how many passed and the geometric mean of their speedups");
@@ -50,6 +58,11 @@ Command add_query_command(CLI::App& app) {
     auto database = store::open_read_only(settings->db);
     if (settings->adaptive) {
       std::cout << render(readers::adaptive_stops(database, settings->filter()), format, terminal_width());
+      return exit_code::ok;
+    }
+    if (settings->noise) {
+      const readers::NoiseOptions options{settings->filter(), settings->rule, settings->night_runs};
+      std::cout << render(readers::noise_table(database, options), format, terminal_width());
       return exit_code::ok;
     }
     readers::QueryOptions options;

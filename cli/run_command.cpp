@@ -19,6 +19,7 @@
 #include "cli/table_renderer.hpp"
 #include "cli/terminal_width.hpp"
 #include "coordinator/coordinator.hpp"
+#include "readers/noise.hpp"
 #include "readers/query.hpp"
 #include "readers/report.hpp"
 #include "shared/errors.hpp"
@@ -179,25 +180,51 @@ void print_results(store::Store& store, const std::string& sweep_id, const std::
   std::cout << "Report (charts, history, reproducing commands): " << report << "\n";
 }
 
-}  // namespace
+// A calibration (docs/noise.md): the sweep's configurations each run
+// `rounds` times as identical jobs, then their noise is printed.
+void print_noise(store::Store& store, const std::string& sweep_id, const std::string& db, std::size_t night_runs) {
+  readers::NoiseOptions options;
+  options.filter.sweeps = {sweep_id};
+  options.night_runs = night_runs;
+  std::cout << "\nNoise by configuration (sweep " << sweep_id
+            << "; spreads on the log scale; false alarms of the nightly rule on A/A pairs of " << night_runs
+            << " runs against " << night_runs << "):\n"
+            << render(readers::noise_table(store.database(), options), Format::table, terminal_width())
+            << "\nStored in " << db << "; ask again with: torchsweep query --db " << db << " --sweep " << sweep_id
+            << " --noise\n";
+}
 
-Command add_run_command(CLI::App& app) {
-  auto* command = app.add_subcommand(
-      "run", "run a sweep on this machine: coordinator, one local agent and the store in one command");
-  struct Settings {
-    std::string sweep, db = "torchsweep.db", work_dir, peak_probe = "cached", report;
-    double budget_s = 0;
-    bool no_report = false;
-    std::vector<std::string> runners, data_roots, model_roots;
-    std::map<std::string, std::filesystem::path> environments;
-    bool verbose = false, keep_job_dirs = false;
-  };
-  auto settings = std::make_shared<Settings>();
+struct LocalSweepSettings {
+  std::string sweep, db = "torchsweep.db", work_dir, peak_probe = "cached", report;
+  double budget_s = 0;
+  bool no_report = false;
+  std::vector<std::string> runners, data_roots, model_roots;
+  std::map<std::string, std::filesystem::path> environments;
+  bool verbose = false, keep_job_dirs = false;
+  // calibrate only
+  int64_t rounds = 0;
+  std::size_t night_runs = readers::NoiseOptions{}.night_runs;
+};
+
+// `run` and `calibrate`: a coordinator, one local agent and the store in
+// this process, the sweep submitted to them; `calibrate` first makes every
+// configuration run `--rounds` times.
+Command add_local_sweep_command(CLI::App* command, bool calibrate) {
+  auto settings = std::make_shared<LocalSweepSettings>();
   command->add_option("sweep", settings->sweep, "sweep file (YAML or JSON)")->required();
   command->add_option("--db", settings->db, "the SQLite store (created if missing)")->capture_default_str();
-  command->add_option("--report", settings->report,
-                      "where the HTML report goes (default: beside the store, DB.report.html)");
-  command->add_flag("--no-report", settings->no_report, "write no HTML report");
+  if (calibrate) {
+    command->add_option("--rounds", settings->rounds, "identical runs of each configuration (separate processes)")
+        ->required()
+        ->check(CLI::Range(int64_t{2}, int64_t{10000}));
+    command->add_option("--night-runs", settings->night_runs, "runs a night in the A/A pairs of the false-alarm rate")
+        ->capture_default_str()
+        ->check(CLI::Range(std::size_t{2}, std::size_t{10000}));
+  } else {
+    command->add_option("--report", settings->report,
+                        "where the HTML report goes (default: beside the store, DB.report.html)");
+    command->add_flag("--no-report", settings->no_report, "write no HTML report");
+  }
   command->add_option("--runner", settings->runners,
                       "NAME=PATH: an executable honouring the worker contract (repeatable)");
   command->add_option("--work-dir", settings->work_dir, "job directories (default: $TMPDIR/torchsweep-agent-local)");
@@ -212,8 +239,14 @@ Command add_run_command(CLI::App& app) {
   add_model_path_option(command, settings->model_roots);
   add_environment_option(command, settings->environments);
   command->add_flag("--verbose", settings->verbose, "log the coordinator's and the agent's work (info level)");
-  return [settings] {
-    const auto spec = sweep::read_document(settings->sweep);
+  return [settings, calibrate] {
+    auto spec = sweep::read_document(settings->sweep);
+    if (calibrate) {
+      // A/A: every configuration the same way, round after round, tagged so that history tells it apart.
+      spec["repeats"] = settings->rounds;
+      if (!spec.contains("tags")) spec["tags"] = nlohmann::json::array();
+      spec["tags"].push_back("calibration");
+    }
     // Bad files, and data folders or models the local agent may not read, fail here, before anything is created.
     const std::vector<std::filesystem::path> data_roots(settings->data_roots.begin(), settings->data_roots.end());
     const std::vector<std::filesystem::path> model_roots(settings->model_roots.begin(), settings->model_roots.end());
@@ -296,10 +329,14 @@ Command add_run_command(CLI::App& app) {
                    progress.failed());
       return exit_code::run_failed;
     }
-    print_results(store, submission.sweep_id, settings->db,
-                  settings->no_report        ? std::string()
-                  : settings->report.empty() ? report_beside(settings->db)
-                                             : settings->report);
+    if (calibrate) {
+      print_noise(store, submission.sweep_id, settings->db, settings->night_runs);
+    } else {
+      print_results(store, submission.sweep_id, settings->db,
+                    settings->no_report        ? std::string()
+                    : settings->report.empty() ? report_beside(settings->db)
+                                               : settings->report);
+    }
     if (over_budget > 0) {
       std::fprintf(stderr, "%zu of %zu jobs finished within the budget; the rest were cancelled\n",
                    progress.finished() - progress.cancelled(), submission.jobs);
@@ -313,6 +350,24 @@ Command add_run_command(CLI::App& app) {
     }
     return exit_code::ok;
   };
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& app) {
+  return add_local_sweep_command(
+      app.add_subcommand("run",
+                         "run a sweep on this machine: coordinator, one local agent and the store in one command"),
+      false);
+}
+
+Command add_calibrate_command(CLI::App& app) {
+  return add_local_sweep_command(
+      app.add_subcommand("calibrate",
+                         "A/A calibration on this machine: each configuration of the sweep run --rounds times as "
+                         "identical jobs, then its noise by level and the false-alarm rate of the regression rule "
+                         "(docs/noise.md)"),
+      true);
 }
 
 }  // namespace ts::cli

@@ -133,9 +133,7 @@ Interval bootstrap_median(std::span<const double> samples, const BootstrapOption
   return percentile_interval(std::move(medians), median(samples), options.level);
 }
 
-namespace {
-
-// z with P(|Z| <= z) = level for a standard normal Z, by bisection on erfc.
+// By bisection on erfc.
 double two_sided_z(double level) {
   double low = 0, high = 10;
   for (int i = 0; i < 100; ++i) {
@@ -144,6 +142,19 @@ double two_sided_z(double level) {
   }
   return (low + high) / 2;
 }
+
+Interval wilson_interval(std::size_t successes, std::size_t trials, double level) {
+  if (trials == 0 || successes > trials) throw std::invalid_argument("wilson interval: successes outside [0, trials]");
+  if (level <= 0.0 || level >= 1.0) throw std::invalid_argument("confidence level outside (0, 1)");
+  const double n = static_cast<double>(trials), p = static_cast<double>(successes) / n, z = two_sided_z(level);
+  const double centre = (p + z * z / (2 * n)) / (1 + z * z / n);
+  const double half = z / (1 + z * z / n) * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n));
+  // The ends exactly at 0 and 1 where they belong, not a rounding away.
+  return {p, successes == 0 ? 0.0 : std::max(0.0, centre - half),
+          successes == trials ? 1.0 : std::min(1.0, centre + half), level};
+}
+
+namespace {
 
 // The standard error of a sample median from the distribution-free
 // order-statistic interval: ranks n/2 -+ z*sqrt(n)/2 span about 2z errors.

@@ -71,6 +71,14 @@ inline constexpr std::size_t exact_mann_whitney_max_size = 8;
 // fully separated, give p = 2/252 = 0.0079.
 MannWhitney mann_whitney_u(std::span<const double> first, std::span<const double> second);
 
+// z with P(|Z| <= z) = level for a standard normal Z.
+double two_sided_z(double level);
+
+// A proportion's Wilson score interval: `successes` of `trials` (trials > 0),
+// two-sided at `level`. Stays inside [0, 1] and is not degenerate at 0 or
+// `trials` successes, where the textbook normal interval is.
+Interval wilson_interval(std::size_t successes, std::size_t trials, double level = 0.95);
+
 // Below this many runs on either side an interval is not reported: the
 // percentile bootstrap of a few values spans little more than their range,
 // a precision that is not there (docs/query.md).

@@ -332,6 +332,40 @@ order: grouped
   EXPECT_NE(bad.err.find("--budget-s"), std::string::npos) << bad.err;
 }
 
+// An A/A calibration (docs/noise.md): every configuration run --rounds times
+// as separate processes, its noise split by level. The fake runner's jobs
+// are off by a uniform draw of up to 6% (between processes: a spread of
+// 0.06 / sqrt(3) = 0.035) and each of its 3 epochs by a Gaussian of 2%
+// (within).
+TEST_F(Sweeps, CalibrateRunsEachConfigurationItsRoundsAndSplitsItsNoise) {
+  const auto file = write_file("cal.yaml", R"(
+name: cal
+axes: {mode: [eager, compiled]}
+fixed: {model: mlp, batch_size: 2, labels: {noise: "0.06", epoch_noise: "0.02"}}
+)");
+  const auto finished = torchsweep({"calibrate", file.string(), "--rounds", "20", "--db", db().string(), "--runner",
+                                    "libtorch=" + fake_runner().string(), "--work-dir", (directory_ / "w").string()});
+  ASSERT_EQ(finished.exit_code, 0) << finished.err;
+  EXPECT_NE(finished.out.find("Noise by configuration"), std::string::npos) << finished.out;
+  EXPECT_EQ(results().size(), 40u);
+  EXPECT_EQ(store_rows("SELECT group_concat(tag) FROM sweep_tags"), "calibration\n");
+  const auto noise = torchsweep({"query", "--db", db().string(), "--noise", "--format", "json"});
+  ASSERT_EQ(noise.exit_code, 0) << noise.err;
+  const auto rows = nlohmann::json::parse(noise.out);
+  ASSERT_EQ(rows.size(), 2u) << noise.out;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("processes"), 20) << row.dump();
+    EXPECT_EQ(row.at("nodes"), 1) << row.dump();
+    EXPECT_TRUE(row.at("node_cv").is_null()) << row.dump();
+    EXPECT_NEAR(row.at("within_cv").get<double>(), 0.02, 0.005) << row.dump();
+    EXPECT_NEAR(row.at("process_cv").get<double>(), 0.035, 0.012) << row.dump();
+    EXPECT_EQ(row.at("aa_pairs"), 2) << row.dump();
+  }
+  const auto bad = torchsweep({"calibrate", file.string(), "--rounds", "1", "--db", db().string()});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--rounds"), std::string::npos) << bad.err;
+}
+
 TEST_F(Sweeps, RunWithTheRealWorker) {
   const auto file = write_file("tiny.yaml", R"(
 name: tiny-real

@@ -159,5 +159,21 @@ TEST(MannWhitney, IdenticalSamplesGiveNoEvidence) {
   EXPECT_GT(mann_whitney_u(std::vector<double>{1, 3, 5}, std::vector<double>{2, 4, 6}).p_value, 0.5);
 }
 
+// Wilson's values as Newcombe (1998, Statistics in Medicine 17, table I) tabulates them.
+TEST(Statistics, WilsonIntervalMatchesTheTabulatedValues) {
+  const auto half = wilson_interval(5, 10);
+  EXPECT_DOUBLE_EQ(half.estimate, 0.5);
+  EXPECT_NEAR(half.low, 0.2366, 5e-5);
+  EXPECT_NEAR(half.high, 0.7634, 5e-5);
+  const auto none = wilson_interval(0, 10);
+  EXPECT_EQ(none.low, 0.0);
+  EXPECT_NEAR(none.high, 0.2775, 5e-5);
+  const auto all = wilson_interval(10, 10);
+  EXPECT_NEAR(all.low, 0.7225, 5e-5);
+  EXPECT_EQ(all.high, 1.0);
+  EXPECT_THROW(wilson_interval(1, 0), std::invalid_argument);
+  EXPECT_THROW(wilson_interval(3, 2), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace ts::stats

@@ -122,7 +122,8 @@ class Cluster : public ::testing::Test {
   // synthetic result after `labels.sleep` seconds; `labels.behaviour` makes
   // it crash (exit 1), crash on its first attempt, or refuse the job (exit 2);
   // `labels.pid_file` gets its pid. Compiled jobs report half the time,
-  // `labels.noise` scatters each job's times by up to that fraction, and
+  // `labels.noise` scatters each job's times by up to that fraction,
+  // `labels.epoch_noise` each epoch's by a Gaussian of that spread, and
   // `labels.scale_file` (a number in a file) scales them.
   // It is also the witness of "one live attempt per job": for its whole life
   // it holds an exclusive lock on a file of its job, and records a violation
@@ -178,6 +179,17 @@ timing["epoch_seconds"] = [t * scale * job["batch_size"] for t in timing["epoch_
 timing["step_seconds"] = [[s * scale * job["batch_size"] for s in e] for e in timing["step_seconds"]]
 timing["median_epoch_seconds"] *= scale * job["batch_size"]
 timing["median_step_seconds"] *= scale * job["batch_size"]
+# labels.epoch_noise: instead of the template's fixed pattern, each epoch off
+# by its own Gaussian draw of that spread on the log scale (drawn from the
+# ordinal too): docs/noise.md's model within a process.
+if "epoch_noise" in labels:
+    draw = __import__("random").Random(1000003 * int(job["job_id"].split("/")[-1]) + 7)
+    iters = len(timing["step_seconds"][0])
+    timing["epoch_seconds"] = [timing["median_epoch_seconds"] * __import__("math").exp(
+        float(labels["epoch_noise"]) * draw.gauss(0, 1)) for _ in timing["epoch_seconds"]]
+    timing["step_seconds"] = [[t / iters] * iters for t in timing["epoch_seconds"]]
+    timing["median_epoch_seconds"] = sorted(timing["epoch_seconds"])[len(timing["epoch_seconds"]) // 2]
+    timing["median_step_seconds"] = timing["median_epoch_seconds"] / iters
 json.dump(result, open(args["--out"], "w"))
 )";
     std::filesystem::permissions(path, std::filesystem::perms::owner_all);
