@@ -17,7 +17,8 @@ namespace ts::readers {
 namespace {
 
 struct Configuration {
-  std::string key;
+  std::string key;                   // the configuration axes' values, as a JSON array
+  std::vector<nlohmann::json> axes;  // the same, one cell an axis
   std::vector<stats::ProcessSample> processes;
   std::vector<double> seconds;
   std::vector<double> run_medians;  // each run's median epoch, in the order the runs arrived
@@ -28,28 +29,38 @@ nlohmann::json spread(const std::optional<double>& variance) {
   return variance ? nlohmann::json(std::sqrt(*variance)) : nlohmann::json(nullptr);
 }
 
+// A configuration is named by query's configuration axes, whatever sweep
+// its results came from: a calibration and the nights it speaks for pool.
+std::string configuration_sql() {
+  std::string sql;
+  for (const auto& axis : configuration_axes()) {
+    sql += (sql.empty() ? "" : ", ") + axis_named(axis, "--noise").sql;
+  }
+  return "json_array(" + sql + ")";
+}
+
 std::vector<Configuration> configurations(Database& database, const ResultFilter& filter) {
   const auto condition = condition_of(database, filter);
-  auto select = database.prepare(
-      "SELECT j.config_key, r.host, r.job_id, r.attempt, e.seconds FROM results r "
-      "JOIN jobs j ON j.job_id = r.job_id JOIN result_epochs e ON e.job_id = r.job_id AND e.attempt = r.attempt "
-      "WHERE " +
-      condition.sql + " AND e.seconds > 0 ORDER BY j.config_key, r.host, r.job_id, r.attempt, e.epoch");
+  const auto key = configuration_sql();
+  auto select = database.prepare("SELECT " + key +
+                                 ", r.host, r.job_id, r.attempt, e.seconds FROM results r JOIN result_epochs e "
+                                 "ON e.job_id = r.job_id AND e.attempt = r.attempt WHERE " +
+                                 condition.sql + " AND e.seconds > 0 ORDER BY 1, r.host, r.job_id, r.attempt, e.epoch");
   bind_condition(select, condition);
-  std::vector<Configuration> found;
-  auto runs = database.prepare(
-      "SELECT j.config_key, r.median_epoch_s FROM results r JOIN jobs j ON j.job_id = r.job_id WHERE " + condition.sql +
-      " AND r.median_epoch_s > 0 ORDER BY j.config_key, r.received_at, r.rowid");
+  auto runs = database.prepare("SELECT " + key + ", r.median_epoch_s FROM results r WHERE " + condition.sql +
+                               " AND r.median_epoch_s > 0 ORDER BY 1, r.received_at, r.rowid");
   bind_condition(runs, condition);
   std::map<std::string, std::vector<double>> run_medians;
   while (runs.step()) run_medians[runs.text(0)].push_back(runs.real(1));
+  std::vector<Configuration> found;
   std::map<std::string, int> nodes;  // a configuration's hosts, numbered
   std::string last_process;
   while (select.step()) {
-    const auto key = select.text(0), host = select.text(1);
+    const auto configuration_key = select.text(0), host = select.text(1);
     const auto process = select.text(2) + "/" + std::to_string(select.integer(3));
-    if (found.empty() || found.back().key != key) {
-      found.push_back({key, {}, {}, {}});
+    if (found.empty() || found.back().key != configuration_key) {
+      const auto values = nlohmann::json::parse(configuration_key);
+      found.push_back({configuration_key, {values.begin(), values.end()}, {}, {}, {}});
       nodes.clear();
       last_process.clear();
     }
@@ -101,10 +112,12 @@ double detection_power(double run_sd, std::size_t k, double slowdown, const Regr
 
 Table noise_table(Database& database, const NoiseOptions& options) {
   if (options.night_runs < 2) throw InvalidInput("--night-runs", "at least 2 runs a night");
-  Table table{{"configuration", "nodes", "processes", "epochs", "median_epoch_s", "within_cv", "process_cv", "node_cv",
-               "run_cv", "aa_pairs", "false_alarms", "false_alarm_rate", "rate_low", "rate_high", "nominal_rate",
-               "threshold_needed", "power_10pct", "note"},
-              {}};
+  Table table{configuration_axes(), {}};
+  for (const char* column : {"nodes", "processes", "epochs", "median_epoch_s", "within_cv", "process_cv", "node_cv",
+                             "run_cv", "aa_pairs", "false_alarms", "false_alarm_rate", "rate_low", "rate_high",
+                             "nominal_rate", "threshold_needed", "power_10pct", "note"}) {
+    table.columns.push_back(column);
+  }
   // "regressed" is one side of a two-sided test at alpha.
   const double nominal = options.rule.alpha / 2;
   std::vector<std::pair<double, std::vector<nlohmann::json>>> rows;
@@ -139,14 +152,26 @@ Table noise_table(Database& database, const NoiseOptions& options) {
       rule.threshold = needed;
     }
     const double power = detection_power(run, options.night_runs, 0.10, rule);
-    rows.push_back({run,
-                    {configuration.key, components.nodes, components.processes, components.values,
-                     stats::median(configuration.seconds), spread(components.within), spread(components.process),
-                     spread(components.node), run, alarms.pairs, alarms.alarms, rate, low, high, nominal, needed, power,
-                     note.empty() ? nlohmann::json(nullptr) : nlohmann::json(note)}});
+    auto row = configuration.axes;
+    for (nlohmann::json cell :
+         {nlohmann::json(components.nodes), nlohmann::json(components.processes), nlohmann::json(components.values),
+          nlohmann::json(stats::median(configuration.seconds)), spread(components.within), spread(components.process),
+          spread(components.node), nlohmann::json(run), nlohmann::json(alarms.pairs), nlohmann::json(alarms.alarms),
+          rate, low, high, nlohmann::json(nominal), nlohmann::json(needed), nlohmann::json(power),
+          note.empty() ? nlohmann::json(nullptr) : nlohmann::json(note)}) {
+      row.push_back(std::move(cell));
+    }
+    rows.push_back({run, std::move(row)});
   }
   std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   for (auto& [run, row] : rows) table.rows.push_back(std::move(row));
+  // The sequence axes only where a result has them (a language model's).
+  for (std::size_t column = configuration_axes().size(); column-- > 0;) {
+    if (std::all_of(table.rows.begin(), table.rows.end(), [&](const auto& row) { return row[column].is_null(); })) {
+      table.columns.erase(table.columns.begin() + static_cast<std::ptrdiff_t>(column));
+      for (auto& row : table.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(column));
+    }
+  }
   return table;
 }
 

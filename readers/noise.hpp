@@ -43,7 +43,8 @@ double needed_threshold(double run_variance, std::size_t k, const RegressionRule
 // the same on every call.
 double detection_power(double run_sd, std::size_t k, double slowdown, const RegressionRule& rule);
 
-// One row a configuration (jobs.config_key) among the filter's results,
+// One row a configuration (query's configuration axes, a column each) among
+// the filter's results,
 // noisiest first (by run_cv: the spread of one run's mean epoch on one node),
 // with the threshold its noise needs and the power to see a 10% slowdown at
 // `night_runs` runs a side under the threshold in force (the larger).

@@ -25,7 +25,7 @@ class Noise : public ::testing::Test {
     store_.add_sweep({"cal", "cal", nlohmann::json::object(), {}, "test", 0, "2026-12-04T00:00:00.000Z"}, {});
   }
   // One run (process) of `model` on `host` with these epoch times.
-  void add_run(const std::string& model, const std::string& host, std::vector<double> epochs) {
+  void add_run(const std::string& model, const std::string& host, std::vector<double> epochs, int64_t batch_size = 64) {
     const auto job_id = "cal/" + std::to_string(next_++);
     store_.add_jobs("cal", {{job_id, next_, model, 0, "libtorch", 1, {}, 3, "measurement"}});
     SyntheticResult r;
@@ -34,6 +34,7 @@ class Noise : public ::testing::Test {
     r.model = model;
     r.host = host;
     r.epoch_seconds = std::move(epochs);
+    r.batch_size = batch_size;
     store_.ingest_results({make_result(r)}, "agent");
   }
   Table table(std::size_t night_runs = 5) {
@@ -92,13 +93,28 @@ TEST_F(Noise, NoisiestFirstAndAnAaPairOfAShiftedNightIsAFalseAlarm) {
   }
   const auto noise = table();
   ASSERT_EQ(noise.rows.size(), 2u);
-  EXPECT_NE(cell(noise, 0, "configuration").get<std::string>().find("mlp"), std::string::npos);
+  EXPECT_EQ(cell(noise, 0, "model"), "mlp");
   EXPECT_EQ(cell(noise, 0, "aa_pairs"), 2);
   EXPECT_EQ(cell(noise, 0, "false_alarms"), 1);
   EXPECT_DOUBLE_EQ(cell(noise, 0, "false_alarm_rate").get<double>(), 0.5);
   EXPECT_DOUBLE_EQ(cell(noise, 0, "nominal_rate").get<double>(), 0.005);
   EXPECT_NE(cell(noise, 0, "note").get<std::string>().find("above the rule's nominal rate"), std::string::npos);
   EXPECT_EQ(cell(noise, 1, "false_alarms"), 0);
+}
+
+// Two sweeps may give one configuration different keys, or two
+// configurations the same one (their axes differ, their fixed fields too):
+// a configuration is what query names one.
+TEST_F(Noise, ConfigurationsAreNamedByTheQueryAxesNotBySweepKeys) {
+  for (int run = 0; run < 3; ++run) {
+    add_run("mlp", "node-a", {1.0, 1.1}, 64);
+    add_run("mlp", "node-a", {2.0, 2.1}, 32);
+  }
+  const auto noise = table();
+  ASSERT_EQ(noise.rows.size(), 2u);
+  EXPECT_EQ(cell(noise, 0, "processes"), 3);
+  EXPECT_NE(cell(noise, 0, "batch_size"), cell(noise, 1, "batch_size"));
+  EXPECT_THROW(column_of(noise, "seq_len"), std::out_of_range) << "a sequence axis no result has";
 }
 
 TEST_F(Noise, TooFewRunsForAPairSaySo) {
