@@ -47,6 +47,15 @@ std::string baseline_sweep(Database& database, const std::string& baseline, cons
   return resolve_sweep(database, baseline, "--baseline");
 }
 
+// The values of `axis` a comparison can name: results without one (the
+// worker at a path of its own has no environment) have nothing to be
+// compared as.
+std::vector<std::string> comparable_values(Database& database, const Condition& condition, const Axis& axis) {
+  auto values = values_of(database, condition, axis);
+  std::erase(values, std::string());
+  return values;
+}
+
 // --compare: the axis and its two values, reference first.
 struct Comparison {
   const Axis* axis = nullptr;
@@ -79,7 +88,7 @@ Comparison comparison_of(Database& database, const Condition& condition, const s
     }
     comparison.values = {"synthetic", present[0]};
   } else {
-    const auto present = values_of(database, condition, axis);
+    const auto present = comparable_values(database, condition, axis);
     if (present.size() != 2) {
       throw InvalidInput("--compare", "the results have " + std::to_string(present.size()) + " values of '" +
                                           axis.name + "'; name two as " + axis.name + "=A,B");
@@ -297,10 +306,7 @@ std::optional<Table> compare_each_against(Database& database, const QueryOptions
   if (equals == std::string::npos || !options.compare.ends_with(",*")) return std::nullopt;
   const Axis* axis = &axis_named(options.compare.substr(0, equals), "--compare");
   const auto reference = options.compare.substr(equals + 1, options.compare.size() - equals - 3);
-  auto others = values_of(database, condition_of(database, options.filter), *axis);
-  // Results without a value (the worker at a path of its own has no
-  // environment) have nothing to be compared as.
-  std::erase(others, std::string());
+  auto others = comparable_values(database, condition_of(database, options.filter), *axis);
   const bool present = std::erase(others, reference) > 0;
   if (!present || others.empty()) {
     throw InvalidInput("--compare", "expected AXIS=REFERENCE,* with REFERENCE and another value of '" + axis->name +
