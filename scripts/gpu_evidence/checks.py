@@ -15,7 +15,9 @@ import re
 from pathlib import Path
 
 # Thresholds, spelled once (docs/gpu.md, "What the script proves").
-EVENT_WALL_TOLERANCE = 0.02  # CUDA-event step sum vs the synchronised epoch clock
+# CUDA-event step sum vs the synchronised epoch clock. On a CPU dry run the steps are host-clock
+# intervals and the gap is the host's work between steps, a few ms of a short epoch on shared cores.
+EVENT_WALL_TOLERANCE = {"gpu": 0.02, "cpu": 0.05}
 GPU_CONTEXT_ALLOWANCE = 6 << 30  # NVML's process memory above the allocator: context, cuBLAS/cuDNN workspaces, NCCL
 LOAD_MEMORY_SHARE = 0.9  # NVML must see at least this share of what the load probe allocated
 JOB_MEMORY_SHARE = 0.75  # ... and of a job's timed peak (quarter-second samples may miss its top)
@@ -108,21 +110,23 @@ def check_tf32_policy(evidence):
 
 
 def check_event_vs_wall(evidence):
-    checked, worst = 0, 0.0
+    checked, worst, limits = 0, 0.0, set()
     for result in _ok_results(evidence):
         timing = result["timing"]
         if result["execution"]["task"] == "generate":
             continue  # a generation's steps are its tokens; its epochs hold the prefill apart
+        limit = EVENT_WALL_TOLERANCE["cpu" if result["job"].get("device", "cpu") == "cpu" else "gpu"]
+        limits.add(limit)
         for epoch, (wall, steps) in enumerate(zip(timing["epoch_seconds"], timing["step_seconds"])):
             gap = (wall - sum(steps)) / wall
             worst = max(worst, abs(gap))
-            if gap < -1e-3 or gap > EVENT_WALL_TOLERANCE:
+            if gap < -1e-3 or gap > limit:
                 return "fail", f"{result['job']['job_id']} epoch {epoch}: steps ({timing['clock']}) sum to " \
                                f"{sum(steps):.4f} s, the epoch's clock {wall:.4f} s ({gap:+.1%})"
         checked += 1
     if not checked:
         return "fail", "no successful training result to compare"
-    return "pass", f"{checked} results, worst gap {worst:.2%} (limit {EVENT_WALL_TOLERANCE:.0%})"
+    return "pass", f"{checked} results, worst gap {worst:.2%} (limit {'/'.join(f'{x:.0%}' for x in sorted(limits))})"
 
 
 def _window_usage(samples, result):
