@@ -98,37 +98,28 @@ class TimelineIntervalTimer final : public IntervalTimer {
   std::size_t next_ = 0;
 };
 
-// A pair of marks per step of an epoch, and a device synchronisation before
-// each host clock read at the epoch's ends.
+// A pair of marks per step of an epoch (an interval timer's), and a device
+// synchronisation before each host clock read at the epoch's ends.
 class TimelineStepClock final : public StepClock {
  public:
   TimelineStepClock(std::shared_ptr<DeviceTimeline> timeline, int64_t steps_per_epoch)
-      : timeline_(std::move(timeline)), marks_(made_marks(*timeline_, static_cast<std::size_t>(steps_per_epoch))) {
-    timeline_->synchronize();
-  }
+      : timeline_(timeline), steps_(std::move(timeline), static_cast<std::size_t>(steps_per_epoch)) {}
   void begin_epoch() override {
     timeline_->synchronize();
-    next_ = 0;
+    steps_.take();  // an epoch that never ended leaves nothing behind
     epoch_start_ = Clock::now();
   }
-  void begin_step() override {
-    if (next_ == marks_.size()) marks_.push_back(timeline_->make_marks());  // a last resort
-    marks_[next_]->begin();
-  }
-  void end_step() override { marks_[next_++]->end(); }
+  void begin_step() override { steps_.begin(); }
+  void end_step() override { steps_.end(); }
   EpochTimes end_epoch() override {
     timeline_->synchronize();
-    EpochTimes times;
-    times.seconds = seconds_between(epoch_start_, Clock::now());
-    for (std::size_t i = 0; i < next_; ++i) times.step_seconds.push_back(marks_[i]->seconds());
-    return times;
+    return {seconds_between(epoch_start_, Clock::now()), steps_.take()};
   }
   std::string name() const override { return timeline_->clock_name(); }
 
  private:
   std::shared_ptr<DeviceTimeline> timeline_;
-  std::vector<std::unique_ptr<TimelineMarks>> marks_;
-  std::size_t next_ = 0;
+  TimelineIntervalTimer steps_;
   Clock::time_point epoch_start_;
 };
 
