@@ -11,6 +11,7 @@
 #include "agent/capabilities.hpp"
 #include "agent/executor.hpp"
 #include "agent/judge/judge.hpp"
+#include "agent/machine_condition.hpp"
 #include "agent/process_tree.hpp"
 #include "agent/rank_launch.hpp"
 #include "shared/errors.hpp"
@@ -349,6 +350,7 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, Placement placement)
   const auto sampling = std::make_shared<bool>(telemetry->available());
   if (*sampling) asio::co_spawn(io_, sample_gpus(telemetry, sampling), rethrow_from_run("the GPU telemetry"));
   const auto directory = request.directory;
+  const MachineWindow machine;
   auto outcome = co_await execute(std::move(request));
   *sampling = false;
   if (outcome.result && !placement.environment.empty()) {
@@ -363,6 +365,7 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, Placement placement)
     (*outcome.result)["telemetry"] = telemetry->summary();
     // The driver's version as NVML gives it (580.65.06); a runner can only read the CUDA driver API's (13.0).
     if (telemetry->available()) (*outcome.result)["context"]["gpu_driver"] = nvml_->driver_version();
+    (*outcome.result)["context"]["condition"] = machine.finish(outcome.result->at("telemetry"));
   }
   // Off the books only once the outcome is in the spool.
   if (outcome.kind == ExecutionOutcome::Kind::completed &&
@@ -377,6 +380,17 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, Placement placement)
         outcome.reason += " GPU " + gpu.at("index").dump() + " (" + gpu.at("uuid").get<std::string>() + ") " +
                           gpu.at("clock_event_reasons").dump();
     }
+    outcome.result.reset();
+  }
+  if (outcome.kind == ExecutionOutcome::Kind::completed &&
+      job_fields::get<bool>(assign.at("job"), "require_quiet_machine") &&
+      outcome.result->at("context").at("condition").at("busy").get<bool>()) {
+    // Discarded like a throttled run: the reasons say what was past its limit.
+    outcome.kind = ExecutionOutcome::Kind::busy_machine;
+    outcome.reason = "the node was busy during the run and the job asks require_quiet_machine:";
+    for (const auto& reason : outcome.result->at("context").at("condition").at("busy_reasons"))
+      outcome.reason += " " + reason.get<std::string>() + ";";
+    outcome.reason.pop_back();
     outcome.result.reset();
   }
   if (outcome.kind == ExecutionOutcome::Kind::completed) {

@@ -187,6 +187,8 @@ std::string to_string(ExecutionOutcome::Kind kind) {
       return "cancelled";
     case ExecutionOutcome::Kind::throttled:
       return "throttled";
+    case ExecutionOutcome::Kind::busy_machine:
+      return "busy_machine";
   }
   return "unknown";
 }

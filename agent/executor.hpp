@@ -63,7 +63,8 @@ struct ExecutionOutcome {
     timed_out,      // over the limit; the process group was killed
     launch_failed,  // the runner could not be started
     cancelled,      // cancel_requested; the process group was killed
-    throttled       // completed, but a GPU throttled and the job asks discard_if_throttled (set by the agent)
+    throttled,      // completed, but a GPU throttled and the job asks discard_if_throttled (set by the agent)
+    busy_machine    // completed, but the node was busy and the job asks require_quiet_machine (set by the agent)
   };
   Kind kind = Kind::crashed;
   std::optional<nlohmann::json> result;  // the runner's result document (out_schema's), when valid
@@ -74,7 +75,8 @@ struct ExecutionOutcome {
 
   // Whether another attempt could end differently (the coordinator retries these).
   bool retryable() const {
-    return kind == Kind::crashed || kind == Kind::timed_out || kind == Kind::launch_failed || kind == Kind::throttled;
+    return kind == Kind::crashed || kind == Kind::timed_out || kind == Kind::launch_failed || kind == Kind::throttled ||
+           kind == Kind::busy_machine;
   }
 };
 

@@ -50,16 +50,21 @@ GpuTelemetry::GpuTelemetry(std::shared_ptr<const Nvml> nvml, const nlohmann::jso
 
 void GpuTelemetry::sample(Clock::time_point now) {
   if (!nvml_) return;
-  Sample sample{now, {}, {}};
+  Sample sample{now, {}, {}, {}};
   for (const auto& gpu : gpus_) {
     auto& reading = sample.readings.emplace_back(nvml_->read(gpu.device));
     // The job's processes' memory; unknown when NVML cannot report one of them.
     std::optional<uint64_t> bytes = 0;
+    int64_t others = 0;
     for (const auto& process : reading.processes) {
-      if (!job_process_(process.pid)) continue;
+      if (!job_process_(process.pid)) {
+        ++others;
+        continue;
+      }
       bytes = bytes && process.used_bytes ? std::optional<uint64_t>(*bytes + *process.used_bytes) : std::nullopt;
     }
     sample.job_bytes.push_back(bytes);
+    sample.other_processes.push_back(others);
   }
   samples_.push_back(std::move(sample));
 }
@@ -98,7 +103,9 @@ nlohmann::json GpuTelemetry::summary() const {
   for (std::size_t g = 0; g < gpus_.size(); ++g) {
     std::vector<double> sm, memory, power, temperature, job_bytes;
     uint64_t reasons = 0;
+    int64_t others = 0;
     for (const auto* sample : window) {
+      others = std::max(others, sample->other_processes[g]);
       const auto& reading = sample->readings[g];
       if (reading.sm_clock_mhz) sm.push_back(*reading.sm_clock_mhz);
       if (reading.memory_clock_mhz) memory.push_back(*reading.memory_clock_mhz);
@@ -112,16 +119,24 @@ nlohmann::json GpuTelemetry::summary() const {
       if (reasons & bit) names.push_back(name);
     const bool throttled = is_throttling(reasons);
     any_throttled = any_throttled || throttled;
-    section["gpus"].push_back({{"index", gpus_[g].index},
-                               {"uuid", gpus_[g].uuid},
-                               {"name", gpus_[g].name},
-                               {"sm_clock_mhz", spread(sm)},
-                               {"memory_clock_mhz", spread(memory)},
-                               {"power_w", spread(power)},
-                               {"temperature_c", spread(temperature)},
-                               {"process_memory_bytes", spread(job_bytes)},
-                               {"clock_event_reasons", names},
-                               {"throttled", throttled}});
+    const auto& last = window.empty() ? NvmlReading{} : window.back()->readings[g];
+    nlohmann::json applications_clocks = nullptr;
+    if (last.applications_sm_clock_mhz && last.applications_memory_clock_mhz)
+      applications_clocks = {{"sm", *last.applications_sm_clock_mhz}, {"memory", *last.applications_memory_clock_mhz}};
+    section["gpus"].push_back(
+        {{"index", gpus_[g].index},
+         {"uuid", gpus_[g].uuid},
+         {"name", gpus_[g].name},
+         {"sm_clock_mhz", spread(sm)},
+         {"memory_clock_mhz", spread(memory)},
+         {"power_w", spread(power)},
+         {"temperature_c", spread(temperature)},
+         {"process_memory_bytes", spread(job_bytes)},
+         {"clock_event_reasons", names},
+         {"throttled", throttled},
+         {"other_processes", others},
+         {"persistence_mode", last.persistence_mode ? nlohmann::json(*last.persistence_mode) : nlohmann::json(nullptr)},
+         {"applications_clock_mhz", applications_clocks}});
   }
   section["throttled"] = any_throttled;
   return section;

@@ -55,6 +55,7 @@ class GpuTelemetry {
     // by the summary they have exited. Empty where NVML could not report
     // one of them: that sample has no figure.
     std::vector<std::optional<uint64_t>> job_bytes;
+    std::vector<int64_t> other_processes;  // on each GPU: processes that are not the job's
   };
   GpuTelemetry() = default;
 

@@ -42,6 +42,8 @@ struct Nvml::Functions {
   Return (*temperature)(NvmlDevice, int, unsigned*) = nullptr;
   Return (*clock_events)(NvmlDevice, unsigned long long*) = nullptr;
   Return (*processes)(NvmlDevice, unsigned*, ProcessInfo*) = nullptr;
+  Return (*persistence_mode)(NvmlDevice, int*) = nullptr;              // optional
+  Return (*applications_clock)(NvmlDevice, int, unsigned*) = nullptr;  // optional
 
   std::string what(const std::string& call, Return code) const {
     return "NVML " + call + ": " + (error_string ? error_string(code) : "error " + std::to_string(code));
@@ -73,6 +75,9 @@ Nvml::Nvml(const std::filesystem::path& library)
     f.clock_events =
         symbol<Return(NvmlDevice, unsigned long long*)>(handle, "nvmlDeviceGetCurrentClocksThrottleReasons");
   f.processes = symbol<Return(NvmlDevice, unsigned*, ProcessInfo*)>(handle, "nvmlDeviceGetComputeRunningProcesses_v3");
+  f.persistence_mode = symbol<Return(NvmlDevice, int*)>(handle, "nvmlDeviceGetPersistenceMode", /*required=*/false);
+  f.applications_clock =
+      symbol<Return(NvmlDevice, int, unsigned*)>(handle, "nvmlDeviceGetApplicationsClock", /*required=*/false);
   if (const auto code = functions_->init(); code != success) throw NvmlUnavailable(functions_->what("init", code));
 }
 
@@ -107,6 +112,12 @@ NvmlReading Nvml::read(NvmlDevice device) const {
   if (f.clock(device, clock_memory, &number) == success) reading.memory_clock_mhz = number;
   if (f.temperature(device, temperature_gpu, &number) == success) reading.temperature_c = number;
   if (f.power(device, &number) == success) reading.power_w = number / 1000.0;  // milliwatts
+  int enabled = 0;
+  if (f.persistence_mode && f.persistence_mode(device, &enabled) == success) reading.persistence_mode = enabled == 1;
+  if (f.applications_clock && f.applications_clock(device, clock_sm, &number) == success)
+    reading.applications_sm_clock_mhz = number;
+  if (f.applications_clock && f.applications_clock(device, clock_memory, &number) == success)
+    reading.applications_memory_clock_mhz = number;
   unsigned long long reasons = 0;
   if (f.clock_events(device, &reasons) == success) reading.clock_event_reasons = reasons;
   // The count may grow between the two calls: ask again with the new size.

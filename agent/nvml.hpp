@@ -37,6 +37,10 @@ struct NvmlReading {
     std::optional<uint64_t> used_bytes;  // empty: NVML cannot see it (under MIG, or without the permission)
   };
   std::vector<Process> processes;  // compute processes and their device memory
+  // Settings that make runs differ (docs/noise.md): whether the driver
+  // stays loaded between jobs, and the clocks the applications were pinned to.
+  std::optional<bool> persistence_mode;
+  std::optional<unsigned> applications_sm_clock_mhz, applications_memory_clock_mhz;
 };
 
 class Nvml {

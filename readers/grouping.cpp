@@ -14,6 +14,7 @@ void collect(Database& database, const Condition& condition, const Collection& c
   sql += collection.side_axis ? collection.side_axis->sql : "NULL";
   sql += ", COALESCE(r.noisy, 0) + COALESCE(r.warmup_insufficient, 0) > 0";
   sql += ", COALESCE(r.accuracy = 'fail', 0)";
+  sql += ", COALESCE(r.machine_busy, 0)";
   sql += ", " + (collection.field_metric ? collection.field_metric->field_sql : std::string("NULL"));
   for (const auto* metric : metrics) sql += ", " + metric->sql;
   sql += " FROM results r WHERE " + condition.sql;
@@ -44,9 +45,10 @@ void collect(Database& database, const Condition& condition, const Collection& c
     const auto at = static_cast<std::size_t>(side);
     group.flagged[at] += select.integer(key_count + 1);
     group.inaccurate[at] += select.integer(key_count + 2);
-    if (!select.is_null(key_count + 3)) group.fields[at].insert(select.text(key_count + 3));
+    group.busy[at] += select.integer(key_count + 3);
+    if (!select.is_null(key_count + 4)) group.fields[at].insert(select.text(key_count + 4));
     for (std::size_t m = 0; m < metrics.size(); ++m) {
-      const int column = key_count + 4 + static_cast<int>(m);
+      const int column = key_count + 5 + static_cast<int>(m);
       if (!select.is_null(column)) group.samples[at][m].push_back(select.real(column) * metrics[m]->scale);
     }
   }

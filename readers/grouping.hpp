@@ -20,6 +20,7 @@ struct Group {
   std::vector<nlohmann::json> key;              // the grouping axes' values
   std::array<int64_t, 2> flagged{};             // runs flagged noisy or warmup_insufficient, per side
   std::array<int64_t, 2> inaccurate{};          // runs whose compiled step failed the accuracy gate, per side
+  std::array<int64_t, 2> busy{};                // runs taken while the node was busy (context.machine), per side
   std::array<std::set<std::string>, 2> fields;  // per side: where the figures of the field metric came from
   // samples[side][metric]: per-run values, in the asked metrics' order
   std::array<std::vector<std::vector<double>>, 2> samples;

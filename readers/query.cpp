@@ -153,7 +153,7 @@ Table compared_table(Database& database, const Condition& condition, const Query
     for (const auto& value : comparison.values) table.columns.push_back(metrics.metrics[m]->column + ":" + value);
   }
   for (const char* column : {"speedup", "speedup_low", "speedup_high", "memory_reduction", "memory_reduction_low",
-                             "memory_reduction_high", "memory_field", "inaccurate"})
+                             "memory_reduction_high", "memory_field", "inaccurate", "busy"})
     table.columns.push_back(column);
   for (const auto& group : grouping.groups) {
     auto row = group.key;
@@ -176,6 +176,7 @@ Table compared_table(Database& database, const Condition& condition, const Query
     row.push_back(memory_field_text(*memory_metric, group.fields));
     // A speedup of a model that computes something else is no speedup (docs/compiler.md).
     row.push_back(group.inaccurate[0] + group.inaccurate[1]);
+    row.push_back(group.busy[0] + group.busy[1]);  // runs of either side taken on a busy node
     table.rows.push_back(std::move(row));
   }
   return table;
@@ -231,6 +232,7 @@ Table summary_table(Database& database, const Condition& condition, const QueryO
   table.columns.push_back("runs");
   table.columns.push_back("flagged");     // runs flagged noisy or warmup_insufficient
   table.columns.push_back("inaccurate");  // runs whose compiled step failed the accuracy gate
+  table.columns.push_back("busy");        // runs taken while the node was busy (docs/noise.md)
   if (judged) table.columns.push_back("baseline_runs");
   for (std::size_t m = 0; m < metrics.shown; ++m) {
     const auto& metric = *metrics.metrics[m];
@@ -267,6 +269,7 @@ Table summary_table(Database& database, const Condition& condition, const QueryO
     row.push_back(static_cast<int64_t>(current[0].size()));
     row.push_back(group.flagged[0]);
     row.push_back(group.inaccurate[0]);
+    row.push_back(group.busy[0]);
     if (judged) row.push_back(static_cast<int64_t>(base[0].size()));
     for (std::size_t m = 0; m < metrics.shown; ++m) {
       row.push_back(median_or_null(current[m]));

@@ -293,7 +293,7 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
   data["sweeps"] = sweeps;
   if (current.empty()) {
     notes.push_back("The store holds no sweep yet: nothing to report.");
-    data["summary"] = {{"configurations", 0}, {"runs", 0}, {"failures", 0}, {"flagged", 0}, {"inaccurate", 0}};
+    data["summary"] = {{"configurations", 0}, {"runs", 0}, {"failures", 0}, {"flagged", 0}, {"inaccurate", 0}, {"busy", 0}};
     return data;
   }
 
@@ -303,11 +303,12 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
                            "compile_time", "mfu",           "accuracy_deviation", "graph_breaks"};
   const auto plain = query(database, plain_options);
   auto configurations = row_objects(plain);
-  int64_t runs = 0, flagged = 0, inaccurate = 0, most_runs = 0;
+  int64_t runs = 0, flagged = 0, inaccurate = 0, busy = 0, most_runs = 0;
   for (auto& row : configurations) {
     runs += row.at("runs").get<int64_t>();
     flagged += row.at("flagged").get<int64_t>();
     inaccurate += row.at("inaccurate").get<int64_t>();
+    busy += row.at("busy").get<int64_t>();
     most_runs = std::max(most_runs, row.at("runs").get<int64_t>());
     row["configuration"] = label_of(row, configuration_axes());
     if (const auto* spec = spec_for(database, current, row)) row["reproduce"] = reproduce_command(*spec, row);
@@ -321,7 +322,8 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
                          {"runs", runs},
                          {"failures", failures},
                          {"flagged", flagged},
-                         {"inaccurate", inaccurate}};
+                         {"inaccurate", inaccurate},
+                         {"busy", busy}};
   if (configurations.empty()) notes.push_back("No successful result in the selection: no figures to show.");
   if (!configurations.empty() && most_runs < static_cast<int64_t>(stats::minimum_runs_for_interval)) {
     notes.push_back("Every configuration has fewer than " + std::to_string(stats::minimum_runs_for_interval) +

@@ -74,6 +74,8 @@ const std::vector<Axis>& axis_table() {
       {"data", "r.data"},  // synthetic, or the imagefolder dataset's folder
       // Whether NVML saw a GPU of the job slow itself down (docs/gpu-telemetry.md).
       {"throttled", "CASE r.throttled WHEN 1 THEN 'yes' WHEN 0 THEN 'no' ELSE 'unknown' END"},
+      // Whether the agent found the node busy while the job ran (docs/noise.md).
+      {"condition", "CASE r.machine_busy WHEN 1 THEN 'busy' WHEN 0 THEN 'quiet' ELSE 'unknown' END"},
   };
   return axes;
 }

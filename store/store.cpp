@@ -100,11 +100,12 @@ Store::Store(const std::string& path)
           "input_stall_fraction, loader_images_per_s, input_bound, throttled, gpu_process_memory_bytes, env, "
           "tokens_per_s, "
           "seq_len, prompt_len, new_tokens, prefill_s, decode_p50_s, decode_p90_s, decode_p99_s, kv_cache_bytes, "
-          "tokens_match, accuracy, accuracy_deviation, graph_breaks, recompilations, compile_mode, compile_cache) "
+          "tokens_match, accuracy, accuracy_deviation, graph_breaks, recompilations, compile_mode, compile_cache, "
+          "machine_busy) "
           "VALUES (?1, ?2, COALESCE((SELECT sweep_id FROM jobs WHERE job_id = ?1), ?3), ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
           "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, "
           "?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52, "
-          "?53, ?54, ?55, ?56, ?57, ?58, ?59, ?60)")),
+          "?53, ?54, ?55, ?56, ?57, ?58, ?59, ?60, ?61)")),
       insert_document_(database_.prepare("INSERT INTO result_documents (job_id, attempt, document) VALUES (?, ?, ?)")),
       insert_epoch_(database_.prepare(
           "INSERT INTO result_epochs (job_id, attempt, epoch, seconds, step_seconds) VALUES (?, ?, ?, ?, ?)")),
@@ -223,7 +224,8 @@ bool Store::insert_result(const nlohmann::json& result, const std::string& agent
           optional_at<int64_t>(result, Pointer("/execution/compile/graph_breaks")),
           optional_at<int64_t>(result, Pointer("/execution/compile/recompilations")),
           optional_at<std::string>(result, Pointer("/execution/compile/compile_mode")),
-          optional_at<std::string>(result, Pointer("/execution/compile/cache/kind")))
+          optional_at<std::string>(result, Pointer("/execution/compile/cache/kind")),
+          as_flag(optional_at<bool>(result, Pointer("/context/condition/busy"))))
       .run();
   if (insert_result_.changes() == 0) return false;  // (job_id, attempt) already stored
   insert_document_.bind_all(job_id, attempt, result.dump()).run();

@@ -317,7 +317,7 @@
   const summary = section("Summary", "summary");
   const entries = [["configurations", "configurations"], ["runs", "runs"], ["failures", "failed jobs"],
     ["flagged", "runs flagged noisy or short warm-up"], ["inaccurate", "compiled runs failing the accuracy gate"],
-    ["regressions", "regressions"], ["improvements", "improvements"],
+    ["busy", "runs taken while the node was busy"], ["regressions", "regressions"], ["improvements", "improvements"],
     ["confirmed", "confirmed regressions"], ["unconfirmed", "unconfirmed regressions"],
     ["flagged_regressions", "regressions awaiting confirmation"], ["suspicious", "suspicious (too few runs)"],
     ["compile_time_regressions", "compile-time regressions"]];
@@ -458,7 +458,7 @@
   const configurations = section("Configurations", "configurations");
   if (data.configurations && data.configurations.rows.length) {
     sortableTable(configurations, [["configuration", "configuration"], ["runs", "runs"], ["flagged", "flagged"],
-      ["epoch_time_s", "epoch s", number], ["samples_per_s", "samples/s", number], ["peak_memory_mib", "peak MiB", number],
+      ["busy", "busy node"], ["epoch_time_s", "epoch s", number], ["samples_per_s", "samples/s", number], ["peak_memory_mib", "peak MiB", number],
       ["compile_time_s", "compile s", number], ["graph_breaks", "graph breaks", number],
       ["inaccurate", "inaccurate"], ["accuracy_deviation", "accuracy deviation", number],
       ["reproduce", "reproduce", function (v) {

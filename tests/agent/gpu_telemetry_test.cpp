@@ -80,6 +80,10 @@ TEST(GpuTelemetry, SummarisesTheTimedEpochsOnlyAndTheJobsOwnProcesses) {
   EXPECT_EQ(gpu.at("clock_event_reasons"), nlohmann::json::array({"sw_power_cap"}));
   EXPECT_FALSE(gpu.at("throttled").get<bool>()) << "the software power cap is routine at full load";
   EXPECT_FALSE(section.at("throttled").get<bool>());
+  // The machine's condition on the GPU (docs/noise.md): the other process, and the settings.
+  EXPECT_EQ(gpu.at("other_processes"), 1);
+  EXPECT_EQ(gpu.at("persistence_mode"), true);
+  EXPECT_EQ(gpu.at("applications_clock_mhz"), (nlohmann::json{{"sm", 1755}, {"memory", 2619}}));
 }
 
 // The summary is made after the job ended, when its processes are gone:
@@ -96,6 +100,7 @@ TEST(GpuTelemetry, AProcessIsCountedAsTheJobsWhileItLivesNotWhenTheSummaryIsMade
   *alive = false;  // the runner has exited
   EXPECT_DOUBLE_EQ(telemetry.summary().at("gpus").at(0).at("process_memory_bytes").at("max").get<double>(),
                    2.0 * (1ull << 30));
+  EXPECT_EQ(telemetry.summary().at("gpus").at(0).at("other_processes"), 0) << "the exited runner is not another's";
 }
 
 // NVML reports a process's memory as NVML_VALUE_NOT_AVAILABLE (all ones)

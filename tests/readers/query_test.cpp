@@ -85,16 +85,71 @@ TEST_F(QueryStore, GroupsPoolRunsAcrossSweepsWithMedians) {
   options.group_by = {"model", "mode"};
   options.metrics = {"epoch_time", "peak_memory"};
   const auto table = run(options);
-  EXPECT_EQ(table.columns, (std::vector<std::string>{"model", "mode", "runs", "flagged", "inaccurate", "epoch_time_s",
-                                                     "peak_memory_mib"}));
+  EXPECT_EQ(table.columns, (std::vector<std::string>{"model", "mode", "runs", "flagged", "inaccurate", "busy",
+                                                     "epoch_time_s", "peak_memory_mib"}));
   ASSERT_EQ(table.rows.size(), 4u);
   const auto mlp_eager = row(table, {{"model", "mlp"}, {"mode", "eager"}});
   EXPECT_EQ(mlp_eager[2], 12);
   EXPECT_EQ(mlp_eager[3], 0);
   EXPECT_EQ(mlp_eager[4], 0);
+  EXPECT_EQ(mlp_eager[5], 0);
   // 12 runs: 1.00..1.05 twice; the median of the middle pair (1.02, 1.03).
-  EXPECT_NEAR(mlp_eager[5].get<double>(), 1.025, 1e-9);
-  EXPECT_NEAR(mlp_eager[6].get<double>(), 1000.0, 1e-9);
+  EXPECT_NEAR(mlp_eager[6].get<double>(), 1.025, 1e-9);
+  EXPECT_NEAR(mlp_eager[7].get<double>(), 1000.0, 1e-9);
+}
+
+// The agent's condition section (docs/noise.md): busy runs are counted in the
+// table and can be filtered out by the `condition` axis; results without the
+// section (stored before it) are neither.
+TEST_F(QueryStore, RunsTakenOnABusyNodeAreCountedAndCanBeLeftOut) {
+  std::vector<JobRecord> jobs;
+  std::vector<nlohmann::json> results;
+  for (int run = 0; run < 4; ++run) {
+    const auto job_id = "night-4/" + std::to_string(run);
+    jobs.push_back({job_id, run, "mlp", run, "libtorch", 1, {}, 3});
+    SyntheticResult r;
+    r.job_id = job_id;
+    r.model = "mlp";
+    r.epoch_seconds = {run == 0 ? 2.0 : 1.0};
+    auto result = make_result(r);
+    if (run < 3) {
+      const bool busy = run == 0;
+      result["context"]["condition"] = {
+          {"window_seconds", 3.0},
+          {"cpus", 2},
+          {"governor", "performance"},
+          {"boost", false},
+          {"smt", nullptr},
+          {"load_1m", 1.5},
+          {"other_cpu_share", busy ? 0.8 : 0.01},
+          {"steal_share", 0.0},
+          {"cpu_pressure_share", nullptr},
+          {"memory_pressure_share", nullptr},
+          {"memory_available_bytes", nullptr},
+          {"judged", true},
+          {"busy", busy},
+          {"busy_reasons", busy ? nlohmann::json::array({"other processes used 80% of the 2 CPUs' time (limit 10%)"})
+                                : nlohmann::json::array()}};
+    }
+    results.push_back(std::move(result));
+  }
+  store_.add_sweep({"night-4", "busy", nlohmann::json::object(), {}, "test", 0, "2026-11-30T00:00:00.000Z"}, jobs);
+  store_.ingest_results(results, "agent");
+
+  QueryOptions options;
+  options.filter.sweeps = {"night-4"};
+  options.group_by = {"model"};
+  options.metrics = {"epoch_time"};
+  const auto all = run(options);
+  ASSERT_EQ(all.rows.size(), 1u);
+  EXPECT_EQ(all.rows[0][column(all, "runs")], 4);
+  EXPECT_EQ(all.rows[0][column(all, "busy")], 1);
+  options.filter.where = {{"condition", "quiet"}};
+  const auto quiet = run(options);
+  EXPECT_EQ(quiet.rows[0][column(quiet, "runs")], 2);
+  EXPECT_EQ(quiet.rows[0][column(quiet, "busy")], 0);
+  options.filter.where = {{"condition", "unknown"}};
+  EXPECT_EQ(run(options).rows[0][column(all, "runs")], 1);
 }
 
 TEST_F(QueryStore, RunsFailingTheAccuracyGateAreFilteredCountedAndDoNotPassTheSuite) {
