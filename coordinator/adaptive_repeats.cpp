@@ -7,9 +7,7 @@
 namespace ts::coordinator {
 
 std::string pair_of(const AdaptiveRule& rule, const std::string& config_key) {
-  auto configuration = nlohmann::json::parse(config_key);
-  configuration.erase(rule.compare);
-  return configuration.dump();
+  return sweep::pair_key(config_key, rule.compare);
 }
 
 bool is_reference(const AdaptiveRule& rule, const std::string& config_key) {

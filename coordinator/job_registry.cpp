@@ -13,7 +13,8 @@
 namespace ts::coordinator {
 
 SweepSettings SweepSettings::of(int64_t sequence, const sweep::Sweep& sweep) {
-  return {sequence, sweep.priority, sweep.node_exclusive, sweep.pinned, sweep.requirements, sweep.adaptive};
+  return {sequence,           sweep.priority, sweep.node_exclusive, sweep.pinned,
+          sweep.requirements, sweep.adaptive, sweep.pair_axis};
 }
 
 JobRegistry::JobRegistry(store::Store& store, WriteBatch& batch, RegistryOptions options, Send send)
@@ -41,7 +42,10 @@ void JobRegistry::track(const store::StoredJob& job, const SweepSettings& settin
   }
   schedulable.uses_gpus = job_fields::get<std::string>(job.document, "device").starts_with("cuda");
   schedulable.node_exclusive = settings.node_exclusive;
-  schedulable.pinned = settings.pinned;
+  // Paired: the pair's jobs share one agent, the first that runs one of them (docs/noise.md).
+  schedulable.pinned = settings.pinned || !settings.pair_axis.empty();
+  schedulable.pin_key =
+      settings.pair_axis.empty() ? job.config_key : sweep::pair_key(job.config_key, settings.pair_axis);
   schedulable.requirements = settings.requirements;
   schedulable.attempts = job.attempts;
   Job tracked;

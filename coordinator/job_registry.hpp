@@ -43,6 +43,7 @@ struct SweepSettings {
   bool node_exclusive = true, pinned = false;
   Requirements requirements;
   std::optional<AdaptiveRule> adaptive;
+  std::string pair_axis;  // pairing.by; empty: none
 
   static SweepSettings of(int64_t sequence, const sweep::Sweep& sweep);
 };

@@ -72,8 +72,8 @@ std::string Scheduler::class_of(const SchedulableJob& job) {
   auto key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", job.runner, job.env, job.uses_gpus, job.gpus,
                          job.node_exclusive, job.requirements.gpu_type, job.requirements.min_gpu_memory_gb);
   for (const auto& [label, value] : job.requirements.labels) key += fmt::format("\x1f{}={}", label, value);
-  // A pinned job's agent is its configuration's own; hosts name its agents.
-  if (job.pinned) key += fmt::format("\x1epin\x1f{}\x1f{}", job.sweep_id, job.config_key);
+  // A pinned job's agent is its configuration's (or pair's) own; hosts name its agents.
+  if (job.pinned) key += fmt::format("\x1epin\x1f{}\x1f{}", job.sweep_id, job.pin_key);
   for (const auto& host : job.hosts) key += "\x1ehost\x1f" + host;
   return key;
 }
@@ -206,7 +206,7 @@ std::optional<std::vector<int64_t>> Scheduler::fit(const SchedulableJob& job, co
   }
   if (!runs(resources, job) || !carries_labels(resources, job.requirements)) return std::nullopt;
   if (job.pinned) {
-    const auto pin = pins_.find({job.sweep_id, job.config_key});
+    const auto pin = pins_.find({job.sweep_id, job.pin_key});
     if (pin != pins_.end() && pin->second != resources.name) return std::nullopt;
   }
   if (!job.uses_gpus) {
@@ -233,7 +233,7 @@ void Scheduler::occupy(const SchedulableJob& job, AgentState& agent, const std::
   for (const auto& node : host_agents(job)) {
     if (node != agent.resources.name) keep(node, job.job_id, running);
   }
-  if (job.pinned) pins_.emplace(std::make_pair(job.sweep_id, job.config_key), agent.resources.name);
+  if (job.pinned) pins_.emplace(std::make_pair(job.sweep_id, job.pin_key), agent.resources.name);
 }
 
 std::vector<Assignment> Scheduler::schedule() {

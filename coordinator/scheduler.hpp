@@ -51,6 +51,7 @@ struct SchedulableJob {
   bool uses_gpus = false;  // device cuda*: `gpus` GPUs; otherwise CPU ranks, no GPU
   bool node_exclusive = true;
   bool pinned = false;
+  std::string pin_key;  // what a pinned job's agent is kept for: its configuration, or its pair's (pairing)
   Requirements requirements;
   int64_t attempts = 0;  // attempts made so far
   // A multi-node job's hosts (the job's `hosts`, HOST or HOST:SLOTS); those
@@ -141,7 +142,7 @@ class Scheduler {
   std::map<std::string, std::set<QueueKey>> classes_;
   std::size_t queued_ = 0;
   std::map<std::string, RunningJob> running_;
-  std::map<std::pair<std::string, std::string>, std::string> pins_;  // (sweep, config) -> agent
+  std::map<std::pair<std::string, std::string>, std::string> pins_;  // (sweep, pin key) -> agent
   std::set<std::string> dirty_agents_;  // agents whose capacity grew since the last schedule()
   bool queue_grew_ = false;
 };

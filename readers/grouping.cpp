@@ -5,6 +5,20 @@
 #include "readers/sql_parts.hpp"
 
 namespace ts::readers {
+namespace {
+
+// Whether a result's sweep paired it (docs/noise.md) and its partner, the
+// job of the same round whose configuration differs only in pairing.by, has
+// a successful result from the same host.
+constexpr const char* paired_sql =
+    "EXISTS (SELECT 1 FROM jobs j JOIN sweeps s ON s.sweep_id = j.sweep_id "
+    "JOIN jobs j2 ON j2.sweep_id = j.sweep_id AND j2.repeat = j.repeat AND j2.job_id <> j.job_id "
+    "JOIN results r2 ON r2.job_id = j2.job_id AND r2.host = r.host AND r2.status = 'ok' "
+    "WHERE j.job_id = r.job_id AND json_extract(s.spec, '$.pairing.by') IS NOT NULL "
+    "AND json_remove(j2.config_key, '$.' || json_extract(s.spec, '$.pairing.by')) = "
+    "json_remove(j.config_key, '$.' || json_extract(s.spec, '$.pairing.by')))";
+
+}  // namespace
 
 void collect(Database& database, const Condition& condition, const Collection& collection, Grouping& grouping) {
   const auto& keys = collection.keys;
@@ -15,6 +29,7 @@ void collect(Database& database, const Condition& condition, const Collection& c
   sql += ", COALESCE(r.noisy, 0) + COALESCE(r.warmup_insufficient, 0) > 0";
   sql += ", COALESCE(r.accuracy = 'fail', 0)";
   sql += ", COALESCE(r.machine_busy, 0)";
+  sql += collection.count_paired ? std::string(", ") + paired_sql : std::string(", 0");
   sql += ", " + (collection.field_metric ? collection.field_metric->field_sql : std::string("NULL"));
   for (const auto* metric : metrics) sql += ", " + metric->sql;
   sql += " FROM results r WHERE " + condition.sql;
@@ -46,9 +61,10 @@ void collect(Database& database, const Condition& condition, const Collection& c
     group.flagged[at] += select.integer(key_count + 1);
     group.inaccurate[at] += select.integer(key_count + 2);
     group.busy[at] += select.integer(key_count + 3);
-    if (!select.is_null(key_count + 4)) group.fields[at].insert(select.text(key_count + 4));
+    group.paired[at] += select.integer(key_count + 4);
+    if (!select.is_null(key_count + 5)) group.fields[at].insert(select.text(key_count + 5));
     for (std::size_t m = 0; m < metrics.size(); ++m) {
-      const int column = key_count + 5 + static_cast<int>(m);
+      const int column = key_count + 6 + static_cast<int>(m);
       if (!select.is_null(column)) group.samples[at][m].push_back(select.real(column) * metrics[m]->scale);
     }
   }

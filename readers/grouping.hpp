@@ -20,7 +20,10 @@ struct Group {
   std::vector<nlohmann::json> key;              // the grouping axes' values
   std::array<int64_t, 2> flagged{};             // runs flagged noisy or warmup_insufficient, per side
   std::array<int64_t, 2> inaccurate{};          // runs whose compiled step failed the accuracy gate, per side
-  std::array<int64_t, 2> busy{};                // runs taken while the node was busy (context.machine), per side
+  std::array<int64_t, 2> busy{};                // runs taken while the node was busy (context.condition), per side
+  // Runs their sweep paired (pairing.by) whose partner of the same round ran
+  // on the same host, per side; counted where Collection::count_paired.
+  std::array<int64_t, 2> paired{};
   std::array<std::set<std::string>, 2> fields;  // per side: where the figures of the field metric came from
   // samples[side][metric]: per-run values, in the asked metrics' order
   std::array<std::vector<std::vector<double>>, 2> samples;
@@ -43,6 +46,8 @@ struct Collection {
   int fixed_side = 0;
   // The memory metric whose source fields each group records.
   const Metric* field_metric = nullptr;
+  // Whether to count each group's paired runs (Group::paired).
+  bool count_paired = false;
 };
 
 // Adds every result `condition` lets through to its group.

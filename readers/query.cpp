@@ -143,7 +143,8 @@ Table compared_table(Database& database, const Condition& condition, const Query
                                     const auto text = json_text(value);
                                     return text == comparison.values[0] ? 0 : text == comparison.values[1] ? 1 : -1;
                                   },
-                              .field_metric = memory_metric};
+                              .field_metric = memory_metric,
+                              .count_paired = true};
   collect(database, condition, collection, grouping);
   sort_by_key(grouping);
 
@@ -153,7 +154,7 @@ Table compared_table(Database& database, const Condition& condition, const Query
     for (const auto& value : comparison.values) table.columns.push_back(metrics.metrics[m]->column + ":" + value);
   }
   for (const char* column : {"speedup", "speedup_low", "speedup_high", "memory_reduction", "memory_reduction_low",
-                             "memory_reduction_high", "memory_field", "inaccurate", "busy"})
+                             "memory_reduction_high", "memory_field", "inaccurate", "busy", "paired"})
     table.columns.push_back(column);
   for (const auto& group : grouping.groups) {
     auto row = group.key;
@@ -177,6 +178,7 @@ Table compared_table(Database& database, const Condition& condition, const Query
     // A speedup of a model that computes something else is no speedup (docs/compiler.md).
     row.push_back(group.inaccurate[0] + group.inaccurate[1]);
     row.push_back(group.busy[0] + group.busy[1]);  // runs of either side taken on a busy node
+    row.push_back(group.paired[0] + group.paired[1]);
     table.rows.push_back(std::move(row));
   }
   return table;

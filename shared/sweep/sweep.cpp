@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
+#include <map>
 #include <optional>
 #include <random>
 
@@ -229,6 +231,13 @@ Sweep parse(const nlohmann::json& spec, const std::string& origin) {
   sweep.pinned = value_or_default<std::string>(spec, "placement") == "pinned";
   sweep.interleaved = value_or_default<std::string>(spec, "order") == "interleaved";
   sweep.seed = value_or_default<uint64_t>(spec, "seed");
+  if (const auto pairing = spec.find("pairing"); pairing != spec.end()) {
+    sweep.pair_axis = pairing->at("by").get<std::string>();
+    if (!axes.contains(sweep.pair_axis) || axes.at(sweep.pair_axis).size() < 2) {
+      throw InvalidInput("pairing.by", "must name an axis with two or more values, got '" + sweep.pair_axis + "'",
+                         origin);
+    }
+  }
   const auto requirements = value_or_default<nlohmann::json>(spec, "requirements");
   const auto& described = properties().at("requirements").at("properties");
   sweep.requirements.gpu_type = value_or_default<std::string>(requirements, "gpu_type", described);
@@ -294,22 +303,48 @@ Sweep expand(const nlohmann::json& submitted, const std::string& origin) {
     documents.emplace_back(configuration.dump(), std::move(document));
   }
 
+  // The units of run order: each configuration alone, or with pairing the
+  // configurations of one pair together, in the axis's order.
+  std::vector<std::vector<std::size_t>> units;
+  std::map<std::string, std::size_t> unit_of_pair;
+  for (std::size_t index = 0; index < documents.size(); ++index) {
+    if (sweep.pair_axis.empty()) {
+      units.push_back({index});
+      continue;
+    }
+    const auto [found, added] =
+        unit_of_pair.try_emplace(pair_key(documents[index].first, sweep.pair_axis), units.size());
+    if (added) units.emplace_back();
+    units[found->second].push_back(index);
+  }
   // Each round of repeats in its own seeded shuffle (Fisher-Yates over
   // mt19937_64, whose sequence the standard fixes): the same sweep file
   // always gives the same order, and drift hits every configuration alike.
+  // A pair runs A B in even rounds and B A in odd ones, so that a linear
+  // drift on its node cancels over two rounds.
   std::mt19937_64 engine(sweep.seed);
   for (int64_t repeat = 0; repeat < sweep.repeats; ++repeat) {
-    std::vector<std::size_t> order(documents.size());
+    std::vector<std::size_t> order(units.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     if (sweep.interleaved) {
       for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[engine() % i]);
     }
-    for (const auto index : order) {
-      sweep.jobs.push_back(
-          {static_cast<int64_t>(sweep.jobs.size()), repeat, documents[index].first, documents[index].second});
+    for (const auto unit : order) {
+      auto members = units[unit];
+      if (repeat % 2 == 1) std::reverse(members.begin(), members.end());
+      for (const auto index : members) {
+        sweep.jobs.push_back(
+            {static_cast<int64_t>(sweep.jobs.size()), repeat, documents[index].first, documents[index].second});
+      }
     }
   }
   return sweep;
+}
+
+std::string pair_key(const std::string& config_key, const std::string& axis) {
+  auto configuration = nlohmann::json::parse(config_key);
+  configuration.erase(axis);
+  return configuration.dump();
 }
 
 }  // namespace ts::sweep

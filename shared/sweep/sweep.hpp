@@ -49,6 +49,7 @@ struct Sweep {
   bool pinned{};  // placement: pinned (else spread)
   Requirements requirements;
   bool interleaved{};  // order: interleaved (else grouped)
+  std::string pair_axis;  // pairing.by: the axis whose values run as a pair on one agent; empty: no pairing
   uint64_t seed{};
   std::vector<PlannedJob> jobs;  // expand() only
   std::size_t configurations{};  // expand() only
@@ -69,5 +70,9 @@ Sweep parse(const nlohmann::json& spec, const std::string& origin);
 Sweep expand(const nlohmann::json& spec, const std::string& origin);
 
 inline Sweep load(const std::string& path) { return expand(read_document(path), path); }
+
+// The pair (or group) a configuration belongs to: its config key without
+// `axis` (adaptive repeats' compared axis, pairing's `by`).
+std::string pair_key(const std::string& config_key, const std::string& axis);
 
 }  // namespace ts::sweep

@@ -21,6 +21,7 @@ SchedulableJob job(const std::string& id, int64_t ordinal = 0) {
   out.job_id = id;
   out.sweep_id = "s";
   out.config_key = id;
+  out.pin_key = id;
   out.ordinal = ordinal;
   return out;
 }
@@ -166,6 +167,7 @@ TEST(Scheduler, PinnedRepeatsStayOnTheFirstAgent) {
   for (int r = 0; r < 3; ++r) {
     auto j = job("cfg-r" + std::to_string(r), r);
     j.config_key = "cfg";
+    j.pin_key = "cfg";
     j.pinned = true;
     scheduler.enqueue(j);
   }
@@ -176,6 +178,24 @@ TEST(Scheduler, PinnedRepeatsStayOnTheFirstAgent) {
   EXPECT_EQ(scheduler.remove_agent("a"), std::vector<std::string>{"cfg-r1"});
   scheduler.requeue("cfg-r1");
   EXPECT_EQ(ids(scheduler.schedule()), Ids{"cfg-r1@b"});
+}
+
+// pairing (docs/noise.md): a pair's two configurations share a pin, so
+// both run on the agent that took the first of them, in queue order.
+TEST(Scheduler, APairsConfigurationsStayOnTheAgentThatRanTheFirstOfThem) {
+  Scheduler scheduler;
+  scheduler.add_agent(cpu_agent("a"));
+  scheduler.add_agent(cpu_agent("b"));
+  int64_t ordinal = 0;
+  for (const std::string side : {"eager", "compiled"}) {
+    auto j = job(side, ordinal++);
+    j.pin_key = "pair";
+    j.pinned = true;
+    scheduler.enqueue(j);
+  }
+  EXPECT_EQ(ids(scheduler.schedule()), Ids{"eager@a"});  // b may not take the other side
+  scheduler.release("eager");
+  EXPECT_EQ(ids(scheduler.schedule()), Ids{"compiled@a"});
 }
 
 TEST(Scheduler, RemovedAgentGivesBackItsJobsAndRequeueCountsAttempts) {

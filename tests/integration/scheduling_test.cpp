@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "tests/support/cluster.hpp"
@@ -156,6 +157,55 @@ repeats: {min: 3, max: 8, until: {compare: mode, ci_half_width: 0.02}}
         row.at("state").get<std::string>() + " after " + std::to_string(row.at("rounds").get<int64_t>());
   }
   EXPECT_EQ(queried, stops) << query.out;
+}
+
+// pairing: {by: mode} (docs/noise.md): each pair's repeats run on one of
+// two agents in alternation, read back from the stored start times, and the
+// compared query counts them as paired; the same sweep without pairing has
+// no paired run.
+TEST_F(Sweeps, APairedSweepRunsEachPairOnOneAgentInAlternationAndTheQuerySaysSo) {
+  start_coordinator();
+  start_agents(2);
+  const std::string matrix = R"(
+axes:
+  mode: [eager, compiled]
+  batch_size: [4, 8, 12]
+fixed: {model: mlp, labels: {sleep: "0.05"}}
+repeats: 4
+)";
+  submit("name: paired\npairing: {by: mode}\n" + matrix);
+  ASSERT_TRUE(sweep_ends("done", 120s)) << status().dump();
+  // batch size -> the modes and agents of its jobs, in the order they started
+  std::map<std::string, std::vector<std::string>> modes, agents;
+  const auto rows = store_rows(
+      "SELECT json_extract(config_key, '$.batch_size'), json_extract(config_key, '$.mode'), agent FROM jobs "
+      "ORDER BY started_at, ordinal");
+  std::istringstream lines(rows);
+  for (std::string line; std::getline(lines, line);) {
+    const auto first = line.find('|'), second = line.rfind('|');
+    modes[line.substr(0, first)].push_back(line.substr(first + 1, second - first - 1));
+    agents[line.substr(0, first)].push_back(line.substr(second + 1));
+  }
+  ASSERT_EQ(modes.size(), 3u) << rows;
+  const std::vector<std::string> alternation{"eager", "compiled", "compiled", "eager",
+                                             "eager", "compiled", "compiled", "eager"};
+  for (const auto& [batch, order] : modes) {
+    EXPECT_EQ(order, alternation) << "batch size " << batch << ":\n" << rows;
+    EXPECT_EQ(std::set<std::string>(agents[batch].begin(), agents[batch].end()).size(), 1u)
+        << "batch size " << batch << ":\n"
+        << rows;
+  }
+  const auto paired =
+      torchsweep({"query", "--db", db().string(), "--sweep", "paired", "--compare", "mode", "--format", "json"});
+  ASSERT_EQ(paired.exit_code, 0) << paired.err;
+  for (const auto& row : nlohmann::json::parse(paired.out)) EXPECT_EQ(row.at("paired"), 8) << paired.out;
+
+  submit("name: unpaired\n" + matrix);
+  ASSERT_TRUE(sweep_ends("done", 120s, 1)) << status().dump();
+  const auto unpaired =
+      torchsweep({"query", "--db", db().string(), "--sweep", "unpaired", "--compare", "mode", "--format", "json"});
+  ASSERT_EQ(unpaired.exit_code, 0) << unpaired.err;
+  for (const auto& row : nlohmann::json::parse(unpaired.out)) EXPECT_EQ(row.at("paired"), 0) << unpaired.out;
 }
 
 TEST_F(Sweeps, GpuJobsWaitWhileOnlyCpuAgentsAreConnected) {

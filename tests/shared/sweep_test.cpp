@@ -376,6 +376,38 @@ TEST(Sweep, RepeatsAreInterleavedReproduciblyRoundByRound) {
   EXPECT_TRUE(differs);
 }
 
+// pairing (docs/noise.md): a pair's configurations run next to each other,
+// A B in even rounds and B A in odd ones; the pairs themselves are shuffled.
+TEST(Sweep, APairsConfigurationsRunTogetherInAlternationRoundByRound) {
+  auto spec = minimal();
+  spec["repeats"] = 4;
+  spec["pairing"] = {{"by", "mode"}};
+  const auto sweep = expand(spec, "t.yaml");
+  EXPECT_EQ(sweep.pair_axis, "mode");
+  ASSERT_EQ(sweep.jobs.size(), 48u);
+  std::set<std::string> pairs_of_round;
+  for (std::size_t i = 0; i < sweep.jobs.size(); i += 2) {
+    const auto& first = sweep.jobs[i];
+    const auto& second = sweep.jobs[i + 1];
+    EXPECT_EQ(pair_key(first.config_key, "mode"), pair_key(second.config_key, "mode")) << i;
+    EXPECT_EQ(first.repeat, second.repeat);
+    const bool even = first.repeat % 2 == 0;
+    EXPECT_EQ(first.document.at("mode"), even ? "eager" : "compiled") << "round " << first.repeat;
+    EXPECT_EQ(second.document.at("mode"), even ? "compiled" : "eager") << "round " << first.repeat;
+    if (i % 12 == 0) pairs_of_round.clear();
+    EXPECT_TRUE(pairs_of_round.insert(pair_key(first.config_key, "mode")).second) << "a pair twice in one round";
+  }
+  // Shuffled: the rounds do not all take the pairs in the same order.
+  bool differs = false;
+  for (std::size_t i = 0; i < 12; i += 2)
+    differs |= pair_key(sweep.jobs[i].config_key, "mode") != pair_key(sweep.jobs[24 + i].config_key, "mode");
+  EXPECT_TRUE(differs);
+  spec["pairing"] = {{"by", "colour"}};
+  EXPECT_EQ(refusal(spec), "pairing.by");
+  spec["pairing"] = {{"by", "mode"}, {"on", "gpu"}};
+  EXPECT_EQ(refusal(spec), "pairing.on");
+}
+
 TEST(Sweep, ErrorsNameThePathInsideTheFile) {
   auto spec = minimal();
   spec["axes"]["batch_size"] = {8, 16, 0};
