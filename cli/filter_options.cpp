@@ -37,6 +37,11 @@ void add_regression_options(CLI::App* command, readers::RegressionRule& rule) {
       ->add_option("--threshold", rule.threshold, "smallest relative change of the median that counts as a regression")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  command
+      ->add_option("--calibration", rule.calibration_tag,
+                   "tag of the calibration sweeps whose noise raises a configuration's threshold where it needs more "
+                   "(docs/noise.md); '' for --threshold alone")
+      ->capture_default_str();
 }
 
 }  // namespace ts::cli

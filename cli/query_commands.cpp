@@ -21,7 +21,7 @@ Command add_query_command(CLI::App& app) {
     std::vector<std::string> group_by, metrics;
     std::string compare, baseline, memory_metric = readers::QueryOptions{}.memory_metric;
     readers::RegressionRule rule;
-    bool adaptive = false, summary = false, noise = false;
+    bool adaptive = false, summary = false, noise = false, calibrations = false;
     std::size_t night_runs = readers::NoiseOptions{}.night_runs;
   };
   auto settings = std::make_shared<Settings>();
@@ -47,6 +47,9 @@ Command add_query_command(CLI::App& app) {
                     "first (docs/noise.md)");
   command->add_option("--night-runs", settings->night_runs, "with --noise: runs a night in the A/A pairs")
       ->capture_default_str();
+  command->add_flag("--calibrations", settings->calibrations,
+                    "instead of results: the calibrations torchsweep calibrate recorded, newest first, with their "
+                    "hosts, environments and each configuration's noise (docs/noise.md)");
   command->add_flag("--summary", settings->summary,
                     "with --compare: a suite's summary, per value of the --group-by axes (none: one row): the "
                     "configurations run, how many passed and the geometric mean of their speedups");
@@ -58,6 +61,10 @@ Command add_query_command(CLI::App& app) {
     auto database = store::open_read_only(settings->db);
     if (settings->adaptive) {
       std::cout << render(readers::adaptive_stops(database, settings->filter()), format, terminal_width());
+      return exit_code::ok;
+    }
+    if (settings->calibrations) {
+      std::cout << render(readers::calibrations_table(database), format, terminal_width());
       return exit_code::ok;
     }
     if (settings->noise) {

@@ -182,16 +182,21 @@ void print_results(store::Store& store, const std::string& sweep_id, const std::
 
 // A calibration (docs/noise.md): the sweep's configurations each run
 // `rounds` times as identical jobs, then their noise is printed.
-void print_noise(store::Store& store, const std::string& sweep_id, const std::string& db, std::size_t night_runs) {
+// calibrate's end: the sweep's noise table, printed and recorded in the
+// store's calibrations (this process is the store's one writer).
+void record_noise(store::Store& store, const std::string& sweep_id, const std::string& db, std::size_t night_runs) {
   readers::NoiseOptions options;
   options.filter.sweeps = {sweep_id};
   options.night_runs = night_runs;
+  const auto noise = readers::noise_table(store.database(), options);
+  store.record_calibration(sweep_id, static_cast<int64_t>(night_runs), options.rule.alpha,
+                           readers::calibration_records(noise));
   std::cout << "\nNoise by configuration (sweep " << sweep_id
             << "; spreads on the log scale; false alarms of the nightly rule on A/A pairs of " << night_runs
             << " runs against " << night_runs << "):\n"
-            << render(readers::noise_table(store.database(), options), Format::table, terminal_width())
-            << "\nStored in " << db << "; ask again with: torchsweep query --db " << db << " --sweep " << sweep_id
-            << " --noise\n";
+            << render(noise, Format::table, terminal_width()) << "\nRecorded in " << db
+            << " (torchsweep query --calibrations); ask again with: torchsweep query --db " << db << " --sweep "
+            << sweep_id << " --noise\n";
 }
 
 struct LocalSweepSettings {
@@ -245,7 +250,7 @@ Command add_local_sweep_command(CLI::App* command, bool calibrate) {
       // A/A: every configuration the same way, round after round, tagged so that history tells it apart.
       spec["repeats"] = settings->rounds;
       if (!spec.contains("tags")) spec["tags"] = nlohmann::json::array();
-      spec["tags"].push_back("calibration");
+      spec["tags"].push_back(readers::RegressionRule{}.calibration_tag);
     }
     // Bad files, and data folders or models the local agent may not read, fail here, before anything is created.
     const std::vector<std::filesystem::path> data_roots(settings->data_roots.begin(), settings->data_roots.end());
@@ -330,7 +335,7 @@ Command add_local_sweep_command(CLI::App* command, bool calibrate) {
       return exit_code::run_failed;
     }
     if (calibrate) {
-      print_noise(store, submission.sweep_id, settings->db, settings->night_runs);
+      record_noise(store, submission.sweep_id, settings->db, settings->night_runs);
     } else {
       print_results(store, submission.sweep_id, settings->db,
                     settings->no_report        ? std::string()

@@ -26,6 +26,11 @@ using EstimateCells = std::array<nlohmann::json, 3>;
 struct RegressionRule {
   double alpha = 0.01;
   double threshold = 0.05;
+  // The tag of the sweeps whose runs calibrate each configuration's noise
+  // (torchsweep calibrate tags its sweeps so): a calibrated configuration's
+  // threshold is the larger of `threshold` and what its noise requires
+  // (docs/noise.md). Empty: `threshold` alone.
+  std::string calibration_tag = "calibration";
 };
 
 struct Judgement {

@@ -17,10 +17,10 @@
 namespace ts::readers {
 
 struct Group {
-  std::vector<nlohmann::json> key;              // the grouping axes' values
-  std::array<int64_t, 2> flagged{};             // runs flagged noisy or warmup_insufficient, per side
-  std::array<int64_t, 2> inaccurate{};          // runs whose compiled step failed the accuracy gate, per side
-  std::array<int64_t, 2> busy{};                // runs taken while the node was busy (context.condition), per side
+  std::vector<nlohmann::json> key;      // the grouping axes' values
+  std::array<int64_t, 2> flagged{};     // runs flagged noisy or warmup_insufficient, per side
+  std::array<int64_t, 2> inaccurate{};  // runs whose compiled step failed the accuracy gate, per side
+  std::array<int64_t, 2> busy{};        // runs taken while the node was busy (context.condition), per side
   // Runs their sweep paired (pairing.by) whose partner of the same round ran
   // on the same host, per side; counted where Collection::count_paired.
   std::array<int64_t, 2> paired{};

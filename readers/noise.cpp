@@ -9,6 +9,8 @@
 #include <random>
 #include <stdexcept>
 
+#include "readers/labels.hpp"
+#include "readers/sql_parts.hpp"
 #include "shared/errors.hpp"
 #include "shared/statistics.hpp"
 #include "shared/variance_components.hpp"
@@ -20,6 +22,9 @@ struct Configuration {
   std::string key;                   // the configuration axes' values, as a JSON array
   std::vector<nlohmann::json> axes;  // the same, one cell an axis
   std::vector<stats::ProcessSample> processes;
+  // The same processes with their sweep (a night) as the upper level: the
+  // between-night component where the runs span several sweeps.
+  std::vector<stats::ProcessSample> by_night;
   std::vector<double> seconds;
   std::vector<double> run_medians;  // each run's median epoch, in the order the runs arrived
 };
@@ -27,6 +32,20 @@ struct Configuration {
 // The standard deviation on the log scale: a relative spread.
 nlohmann::json spread(const std::optional<double>& variance) {
   return variance ? nlohmann::json(std::sqrt(*variance)) : nlohmann::json(nullptr);
+}
+
+// The spread of one run's mean epoch on one node, at the configuration's
+// typical epochs a run (the process and within components).
+double run_spread(const stats::VarianceComponents& components) {
+  const int per_process = components.values / components.processes;
+  return std::sqrt(components.variance_of_a_run_mean(per_process, false));
+}
+
+// The between-night component: the sweeps as the upper level, where the
+// configuration's runs span two sweeps or more.
+nlohmann::json night_spread(const Configuration& configuration) {
+  const auto nights = stats::estimate_variance_components(configuration.by_night);
+  return nights.nodes >= 2 ? spread(nights.node) : nlohmann::json(nullptr);
 }
 
 // A configuration is named by query's configuration axes, whatever sweep
@@ -43,7 +62,8 @@ std::vector<Configuration> configurations(Database& database, const ResultFilter
   const auto condition = condition_of(database, filter);
   const auto key = configuration_sql();
   auto select = database.prepare("SELECT " + key +
-                                 ", r.host, r.job_id, r.attempt, e.seconds FROM results r JOIN result_epochs e "
+                                 ", r.host, r.job_id, r.attempt, e.seconds, r.sweep_id FROM results r JOIN "
+                                 "result_epochs e "
                                  "ON e.job_id = r.job_id AND e.attempt = r.attempt WHERE " +
                                  condition.sql + " AND e.seconds > 0 ORDER BY 1, r.host, r.job_id, r.attempt, e.epoch");
   bind_condition(select, condition);
@@ -53,25 +73,29 @@ std::vector<Configuration> configurations(Database& database, const ResultFilter
   std::map<std::string, std::vector<double>> run_medians;
   while (runs.step()) run_medians[runs.text(0)].push_back(runs.real(1));
   std::vector<Configuration> found;
-  std::map<std::string, int> nodes;  // a configuration's hosts, numbered
+  std::map<std::string, int> nodes, nights;  // a configuration's hosts and sweeps, numbered
   std::string last_process;
   while (select.step()) {
     const auto configuration_key = select.text(0), host = select.text(1);
     const auto process = select.text(2) + "/" + std::to_string(select.integer(3));
     if (found.empty() || found.back().key != configuration_key) {
       const auto values = nlohmann::json::parse(configuration_key);
-      found.push_back({configuration_key, {values.begin(), values.end()}, {}, {}, {}});
+      found.push_back({configuration_key, {values.begin(), values.end()}, {}, {}, {}, {}});
       nodes.clear();
+      nights.clear();
       last_process.clear();
     }
     auto& configuration = found.back();
     if (process != last_process) {
       const auto node = nodes.try_emplace(host, static_cast<int>(nodes.size())).first->second;
       configuration.processes.push_back({node, {}});
+      const auto night = nights.try_emplace(select.text(5), static_cast<int>(nights.size())).first->second;
+      configuration.by_night.push_back({night, {}});
       last_process = process;
     }
     const double seconds = select.real(4);
     configuration.processes.back().values.push_back(std::log(seconds));
+    configuration.by_night.back().values.push_back(std::log(seconds));
     configuration.seconds.push_back(seconds);
   }
   for (auto& configuration : found) configuration.run_medians = std::move(run_medians[configuration.key]);
@@ -92,16 +116,17 @@ FalseAlarms aa_false_alarms(const std::vector<double>& runs, const RegressionRul
   return counted;
 }
 
-double needed_threshold(double run_variance, std::size_t k, const RegressionRule& rule) {
-  return std::exp(stats::two_sided_z(1 - rule.alpha) * std::sqrt(2 * run_variance / static_cast<double>(k))) - 1;
+double needed_threshold(double run_variance, std::size_t n, std::size_t m, const RegressionRule& rule) {
+  const double sides = 1.0 / static_cast<double>(n) + 1.0 / static_cast<double>(m);
+  return std::exp(stats::two_sided_z(1 - rule.alpha) * std::sqrt(run_variance * sides)) - 1;
 }
 
-double detection_power(double run_sd, std::size_t k, double slowdown, const RegressionRule& rule) {
+double detection_power(double run_sd, std::size_t n, std::size_t m, double slowdown, const RegressionRule& rule) {
   std::mt19937_64 random(20261204);
   std::normal_distribution<double> unit;
   constexpr int trials = 2000;
   int detected = 0;
-  Samples then(k), now(k);
+  Samples now(n), then(m);
   for (int trial = 0; trial < trials; ++trial) {
     for (auto& run : then) run = std::exp(run_sd * unit(random));
     for (auto& run : now) run = (1 + slowdown) * std::exp(run_sd * unit(random));
@@ -110,12 +135,43 @@ double detection_power(double run_sd, std::size_t k, double slowdown, const Regr
   return static_cast<double>(detected) / trials;
 }
 
+std::vector<CalibratedConfiguration> calibrated_configurations(Database& database, const std::string& tag) {
+  ResultFilter filter;
+  filter.tags = {tag};
+  std::vector<CalibratedConfiguration> calibrated;
+  for (const auto& configuration : configurations(database, filter)) {
+    const auto components = stats::estimate_variance_components(configuration.processes);
+    if (components.processes < 2) continue;
+    calibrated.push_back({configuration.axes, run_spread(components)});
+  }
+  return calibrated;
+}
+
+std::optional<double> calibrated_spread(const std::vector<CalibratedConfiguration>& calibrated,
+                                        const std::vector<std::string>& group_axes,
+                                        const std::vector<nlohmann::json>& key) {
+  const auto& axes = configuration_axes();
+  std::vector<std::pair<std::size_t, std::size_t>> shared;  // (group column, configuration column)
+  for (std::size_t g = 0; g < group_axes.size(); ++g) {
+    const auto at = std::find(axes.begin(), axes.end(), group_axes[g]);
+    if (at != axes.end()) shared.emplace_back(g, static_cast<std::size_t>(at - axes.begin()));
+  }
+  std::optional<double> largest;
+  for (const auto& configuration : calibrated) {
+    const bool agrees = std::all_of(shared.begin(), shared.end(), [&](const auto& pair) {
+      return configuration.axes[pair.second] == key[pair.first];
+    });
+    if (agrees) largest = std::max(largest.value_or(0.0), configuration.run_sd);
+  }
+  return largest;
+}
+
 Table noise_table(Database& database, const NoiseOptions& options) {
   if (options.night_runs < 2) throw InvalidInput("--night-runs", "at least 2 runs a night");
   Table table{configuration_axes(), {}};
   for (const char* column : {"nodes", "processes", "epochs", "median_epoch_s", "within_cv", "process_cv", "node_cv",
-                             "run_cv", "aa_pairs", "false_alarms", "false_alarm_rate", "rate_low", "rate_high",
-                             "nominal_rate", "threshold_needed", "power_10pct", "note"}) {
+                             "night_cv", "run_cv", "aa_pairs", "false_alarms", "false_alarm_rate", "rate_low",
+                             "rate_high", "nominal_rate", "threshold_needed", "power_10pct", "note"}) {
     table.columns.push_back(column);
   }
   // "regressed" is one side of a two-sided test at alpha.
@@ -123,8 +179,7 @@ Table noise_table(Database& database, const NoiseOptions& options) {
   std::vector<std::pair<double, std::vector<nlohmann::json>>> rows;
   for (auto& configuration : configurations(database, options.filter)) {
     const auto components = stats::estimate_variance_components(configuration.processes);
-    const int per_process = components.values / components.processes;
-    const double run = std::sqrt(components.variance_of_a_run_mean(per_process, false));
+    const double run = run_spread(components);
     std::string note;
     if (components.processes < 2) {
       note = "one process: between-process noise unknown; calibrate (docs/noise.md)";
@@ -145,20 +200,20 @@ Table noise_table(Database& database, const NoiseOptions& options) {
       add_note("fewer than " + std::to_string(2 * options.night_runs) + " runs: no A/A pair");
     }
     // The threshold in force: the user's, or what this noise requires if more.
-    const double needed = needed_threshold(run * run, options.night_runs, options.rule);
+    const double needed = needed_threshold(run * run, options.night_runs, options.night_runs, options.rule);
     auto rule = options.rule;
     if (needed > rule.threshold) {
       add_note(fmt::format("its noise needs --threshold {:.3f}", needed));
       rule.threshold = needed;
     }
-    const double power = detection_power(run, options.night_runs, 0.10, rule);
+    const double power = detection_power(run, options.night_runs, options.night_runs, 0.10, rule);
     auto row = configuration.axes;
     for (nlohmann::json cell :
          {nlohmann::json(components.nodes), nlohmann::json(components.processes), nlohmann::json(components.values),
           nlohmann::json(stats::median(configuration.seconds)), spread(components.within), spread(components.process),
-          spread(components.node), nlohmann::json(run), nlohmann::json(alarms.pairs), nlohmann::json(alarms.alarms),
-          rate, low, high, nlohmann::json(nominal), nlohmann::json(needed), nlohmann::json(power),
-          note.empty() ? nlohmann::json(nullptr) : nlohmann::json(note)}) {
+          spread(components.node), night_spread(configuration), nlohmann::json(run), nlohmann::json(alarms.pairs),
+          nlohmann::json(alarms.alarms), rate, low, high, nlohmann::json(nominal), nlohmann::json(needed),
+          nlohmann::json(power), note.empty() ? nlohmann::json(nullptr) : nlohmann::json(note)}) {
       row.push_back(std::move(cell));
     }
     rows.push_back({run, std::move(row)});
@@ -171,6 +226,57 @@ Table noise_table(Database& database, const NoiseOptions& options) {
       table.columns.erase(table.columns.begin() + static_cast<std::ptrdiff_t>(column));
       for (auto& row : table.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(column));
     }
+  }
+  return table;
+}
+
+std::vector<nlohmann::json> calibration_records(const Table& noise) {
+  const auto first_figure = column_of(noise, "nodes");
+  std::vector<nlohmann::json> records;
+  for (const auto& row : noise.rows) {
+    nlohmann::json record{{"configuration", nlohmann::json::object()}};
+    for (std::size_t column = 0; column < row.size(); ++column) {
+      if (column < first_figure) {
+        if (!row[column].is_null()) record["configuration"][noise.columns[column]] = row[column];
+      } else {
+        record[noise.columns[column]] = row[column];
+      }
+    }
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+Table calibrations_table(Database& database) {
+  Table table{{"recorded_at", "sweep", "rounds", "night_runs", "hosts", "environments", "configuration", "nodes",
+               "processes", "within_cv", "process_cv", "node_cv", "run_cv", "aa_pairs", "false_alarm_rate",
+               "threshold_needed", "power_10pct", "note"},
+              {}};
+  auto select = database.prepare(
+      "SELECT c.recorded_at, c.sweep_id, c.rounds, c.night_runs, c.hosts, c.environments, n.configuration, n.nodes, "
+      "n.processes, n.within_cv, n.process_cv, n.node_cv, n.run_cv, n.aa_pairs, n.false_alarm_rate, "
+      "n.threshold_needed, n.power_10pct, n.note FROM calibrations c JOIN calibration_noise n USING (sweep_id) "
+      "ORDER BY c.recorded_at DESC, c.sweep_id, n.run_cv DESC");
+  while (select.step()) {
+    std::vector<nlohmann::json> row;
+    for (int column = 0; column < static_cast<int>(table.columns.size()); ++column) {
+      const auto& name = table.columns[static_cast<std::size_t>(column)];
+      // Counts and texts as they are; the figures as numbers.
+      auto value = name.ends_with("_cv") || name.ends_with("_rate") || name == "threshold_needed" ||
+                           name == "power_10pct"
+                       ? (select.is_null(column) ? nlohmann::json(nullptr) : nlohmann::json(select.real(column)))
+                       : cell(select, column);
+      if (name == "hosts" || name == "environments") {
+        std::string joined;
+        for (const auto& item : nlohmann::json::parse(value.get<std::string>()))
+          joined += (joined.empty() ? "" : ", ") + item.get<std::string>();
+        value = joined;
+      } else if (name == "configuration") {
+        value = label_of(nlohmann::json::parse(value.get<std::string>()), configuration_axes());
+      }
+      row.push_back(std::move(value));
+    }
+    table.rows.push_back(std::move(row));
   }
   return table;
 }

@@ -11,6 +11,8 @@
 // against the block before it as a baseline, pairs disjoint (A/A: nothing
 // changed, so every "regressed" is a false alarm).
 #include <cstddef>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "readers/comparisons.hpp"
@@ -34,14 +36,30 @@ struct FalseAlarms {
 // ran): blocks of `night_runs`, block 2j + 1 judged against block 2j.
 FalseAlarms aa_false_alarms(const std::vector<double>& runs, const RegressionRule& rule, std::size_t night_runs);
 
-// The change that a difference of two nights' means of k runs each exceeds
-// by chance with probability alpha / 2, for runs whose logs vary by
+// The change that the difference of two nights' means of n and m runs
+// exceeds by chance with probability alpha / 2, for runs whose logs vary by
 // `run_variance`: the threshold this noise requires of the rule.
-double needed_threshold(double run_variance, std::size_t k, const RegressionRule& rule);
-// How often `rule` itself calls a slowdown (0.10: 10%) regressed with k runs a
-// side whose logs spread by `run_sd`: a seeded simulation of 2000 nights,
-// the same on every call.
-double detection_power(double run_sd, std::size_t k, double slowdown, const RegressionRule& rule);
+double needed_threshold(double run_variance, std::size_t n, std::size_t m, const RegressionRule& rule);
+// How often `rule` itself calls a slowdown (0.10: 10%) regressed with n runs
+// against m whose logs spread by `run_sd`: a seeded simulation of 2000
+// nights, the same on every call.
+double detection_power(double run_sd, std::size_t n, std::size_t m, double slowdown, const RegressionRule& rule);
+
+// A configuration a calibration measured: its configuration axes' values
+// (configuration_axes() order) and the spread of one run's mean epoch on
+// one node (run_cv, log scale).
+struct CalibratedConfiguration {
+  std::vector<nlohmann::json> axes;
+  double run_sd = 0;
+};
+// The configurations that the sweeps tagged `tag` ran in two processes or
+// more (fewer say nothing of the noise between runs).
+std::vector<CalibratedConfiguration> calibrated_configurations(Database& database, const std::string& tag);
+// The largest run spread among the calibrated configurations that agree
+// with a group's key on the group's configuration axes; none if none does.
+std::optional<double> calibrated_spread(const std::vector<CalibratedConfiguration>& calibrated,
+                                        const std::vector<std::string>& group_axes,
+                                        const std::vector<nlohmann::json>& key);
 
 // One row a configuration (query's configuration axes, a column each) among
 // the filter's results,
@@ -49,5 +67,14 @@ double detection_power(double run_sd, std::size_t k, double slowdown, const Regr
 // with the threshold its noise needs and the power to see a 10% slowdown at
 // `night_runs` runs a side under the threshold in force (the larger).
 Table noise_table(Database& database, const NoiseOptions& options);
+
+// The noise table's rows as the store records a calibration
+// (Store::record_calibration): `configuration`, an object of the axes with
+// a value, beside the figures.
+std::vector<nlohmann::json> calibration_records(const Table& noise);
+// The calibrations `torchsweep calibrate` recorded, newest first, one row
+// a configuration: when, the sweep, its rounds, hosts and environments,
+// the configuration and its figures (docs/noise.md).
+Table calibrations_table(Database& database);
 
 }  // namespace ts::readers

@@ -10,6 +10,7 @@
 
 #include "readers/comparisons.hpp"
 #include "readers/grouping.hpp"
+#include "readers/noise.hpp"
 #include "readers/sql_parts.hpp"
 #include "shared/errors.hpp"
 
@@ -247,6 +248,17 @@ Table summary_table(Database& database, const Condition& condition, const QueryO
   if (judged) {
     table.columns.push_back("p_value");
     table.columns.push_back("verdict");
+    table.columns.push_back("threshold");    // the rule's, or the calibrated noise's where larger
+    table.columns.push_back("power_10pct");  // calibrated groups: P(a 10% slowdown is called regressed)
+  }
+  // A calibration measures the spread of a run's time: it speaks for the
+  // metrics that move with it, not for compile time or memory.
+  const auto& judged_metric = metrics.metrics[0]->name;
+  std::vector<CalibratedConfiguration> calibrated;
+  if (judged && !options.regression.calibration_tag.empty() &&
+      (judged_metric == "epoch_time" || judged_metric == "step_time" || judged_metric == "samples_per_s" ||
+       judged_metric == "tokens_per_s")) {
+    calibrated = calibrated_configurations(database, options.regression.calibration_tag);
   }
   // The one-rank group of each configuration, keyed by its other axes.
   std::map<std::vector<nlohmann::json>, const Group*> one_rank;
@@ -282,11 +294,17 @@ Table summary_table(Database& database, const Condition& condition, const QueryO
     if (judged) {
       const auto& now = current[0];
       const auto& then = base[0];
+      auto rule = options.regression;
+      const auto run_sd = calibrated_spread(calibrated, group_names, group.key);
+      if (run_sd && !now.empty() && !then.empty())
+        rule.threshold = std::max(rule.threshold, needed_threshold(*run_sd * *run_sd, now.size(), then.size(), rule));
       if (now.empty() || then.empty()) {
-        row.insert(row.end(), {nullptr, now.empty() ? "missing" : "new"});
+        row.insert(row.end(), {nullptr, now.empty() ? "missing" : "new", rule.threshold, nullptr});
       } else {
-        const auto judgement = judge_change(now, then, metrics.metrics[0]->higher_is_better, options.regression);
-        row.insert(row.end(), {judgement.p_value, judgement.verdict});
+        const auto judgement = judge_change(now, then, metrics.metrics[0]->higher_is_better, rule);
+        const auto power = run_sd ? nlohmann::json(detection_power(*run_sd, now.size(), then.size(), 0.10, rule))
+                                  : nlohmann::json(nullptr);
+        row.insert(row.end(), {judgement.p_value, judgement.verdict, rule.threshold, power});
       }
     }
     if (scaling && several_ranks) {

@@ -34,7 +34,8 @@ Table regressions(Database& database, const RegressionOptions& options) {
   const Metric* metric = &metric_named(options.metric, "--metric");
   const auto change_column = metric->name + "_change";
   const std::vector<std::string> copied{"runs",        "baseline_runs", metric->column, "baseline_" + metric->column,
-                                        change_column, "p_value",       "verdict"};
+                                        change_column, "p_value",       "verdict",      "threshold",
+                                        "power_10pct"};
   std::map<std::vector<nlohmann::json>, const std::vector<nlohmann::json>*> rerun_of;  // by the group's axes
   for (const auto& row : reruns.rows) {
     if (row[column_of(reruns, "runs")].get<int64_t>() > 0) {
@@ -69,7 +70,8 @@ Table regressions(Database& database, const RegressionOptions& options) {
     const auto base_runs = static_cast<std::size_t>(base_runs_cell.is_number() ? base_runs_cell.get<int64_t>() : 0);
     if (verdict == "regressed") {
       classification = rerun_verdict.empty() ? "flagged" : rerun_verdict == "regressed" ? "confirmed" : "unconfirmed";
-    } else if (verdict == "same" && change.is_number() && change.get<double>() > options.rule.threshold &&
+    } else if (verdict == "same" && change.is_number() &&
+               change.get<double>() > row[column_of(planned, "threshold")].get<double>() &&
                too_few_runs_to_flag(current_runs, base_runs, options.rule)) {
       classification = "suspicious";
     }

@@ -28,7 +28,7 @@ struct RegressionOptions {
 // One row per group of the judged results or the baseline: the group's
 // axes, runs, baseline_runs, the metric's column and baseline_ column (e.g.
 // epoch_time_s, baseline_epoch_time_s), change,
-// p_value, verdict (as query --baseline), rerun_runs, rerun_change,
+// p_value, verdict, threshold, power_10pct (as query --baseline), rerun_runs, rerun_change,
 // rerun_p_value, rerun_verdict and classification (above; empty for groups
 // that are not worse).
 Table regressions(Database& database, const RegressionOptions& options);

@@ -293,7 +293,8 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
   data["sweeps"] = sweeps;
   if (current.empty()) {
     notes.push_back("The store holds no sweep yet: nothing to report.");
-    data["summary"] = {{"configurations", 0}, {"runs", 0}, {"failures", 0}, {"flagged", 0}, {"inaccurate", 0}, {"busy", 0}};
+    data["summary"] = {{"configurations", 0}, {"runs", 0},       {"failures", 0},
+                       {"flagged", 0},        {"inaccurate", 0}, {"busy", 0}};
     return data;
   }
 

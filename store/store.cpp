@@ -394,6 +394,33 @@ void Store::record_adaptive_pair(const std::string& sweep_id, const std::string&
       .run();
 }
 
+void Store::record_calibration(const std::string& sweep_id, int64_t night_runs, double alpha,
+                               const std::vector<nlohmann::json>& configurations) {
+  Transaction transaction(database_);
+  database_.prepare("DELETE FROM calibration_noise WHERE sweep_id = ?").bind_all(sweep_id).run();
+  database_
+      .prepare(
+          "INSERT OR REPLACE INTO calibrations (sweep_id, recorded_at, rounds, night_runs, alpha, hosts, environments) "
+          "VALUES (?1, ?2, (SELECT COALESCE(json_extract(spec, '$.repeats'), 1) FROM sweeps WHERE sweep_id = ?1), "
+          "?3, ?4, (SELECT json_group_array(host) FROM (SELECT DISTINCT host FROM results WHERE sweep_id = ?1 "
+          "ORDER BY host)), (SELECT json_group_array(environment) FROM (SELECT DISTINCT COALESCE(env, 'own') || "
+          "' / torch ' || COALESCE(torch_version, '?') AS environment FROM results WHERE sweep_id = ?1 ORDER BY 1)))")
+      .bind_all(sweep_id, utc_timestamp(), night_runs, alpha)
+      .run();
+  static constexpr const char* figures[] = {
+      "nodes",  "processes", "epochs",       "median_epoch_s",   "within_cv",    "process_cv",       "node_cv",
+      "run_cv", "aa_pairs",  "false_alarms", "false_alarm_rate", "nominal_rate", "threshold_needed", "power_10pct",
+      "note"};
+  std::string columns = "sweep_id, configuration", values = "?1, json(json_extract(?2, '$.configuration'))";
+  for (const char* figure : figures) {
+    columns += std::string(", ") + figure;
+    values += std::string(", json_extract(?2, '$.") + figure + "')";
+  }
+  auto insert = database_.prepare("INSERT INTO calibration_noise (" + columns + ") VALUES (" + values + ")");
+  for (const auto& configuration : configurations) insert.bind_all(sweep_id, configuration.dump()).run();
+  transaction.commit();
+}
+
 nlohmann::json Store::adaptive_pairs(const std::string& sweep_id) {
   auto select = database_.prepare(
       "SELECT pair_key, rounds, half_width, state FROM adaptive_pairs WHERE sweep_id = ? ORDER BY pair_key");

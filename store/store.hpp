@@ -98,6 +98,13 @@ class Store {
   // Where a compared pair of an adaptive sweep stands (table adaptive_pairs).
   void record_adaptive_pair(const std::string& sweep_id, const std::string& pair_key, int64_t rounds,
                             std::optional<double> half_width, const std::string& state);
+  // An A/A calibration (docs/noise.md): the sweep, its runs a night and
+  // alpha, and per configuration an object with `configuration` (the axes'
+  // values) and the noise table's figures (columns of calibration_noise);
+  // the hosts, environments and rounds are read from the sweep's results.
+  // Replaces an earlier record of the same sweep.
+  void record_calibration(const std::string& sweep_id, int64_t night_runs, double alpha,
+                          const std::vector<nlohmann::json>& configurations);
   // A sweep's adaptive pairs: pair, rounds, half_width, state.
   nlohmann::json adaptive_pairs(const std::string& sweep_id);
   bool has_result(const std::string& job_id, int64_t attempt);

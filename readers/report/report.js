@@ -339,6 +339,8 @@
       ["runs", "runs"], ["baseline_runs", "baseline runs"], ["change", "change", percent],
       ["p_value", "p", function (v) { return number(v, 2); }],
       ["verdict", "verdict", function (v) { return element("span", { className: "verdict-" + v, text: v === "regressed" ? "▲ regressed" : v === "improved" ? "▼ improved" : String(v) }); }],
+      ["threshold", "threshold", percent],
+      ["power_10pct", "power at 10%", function (v) { return v === null || v === undefined ? "-" : number(v, 2); }],
       ["rerun_change", "rerun change", percent], ["rerun_verdict", "rerun verdict"],
       ["classification", "classification", function (v) { return v ? element("span", { className: "classification-" + v, text: v }) : "-"; }]
     ]), rows, function (row) { return { "data-verdict": row.verdict, "data-classification": row.classification || "" }; });
@@ -348,7 +350,9 @@
     const regressions = section("Regressions against the baseline", "regressions");
     note(regressions, "Rule: two-sided Mann–Whitney p below alpha and the median epoch time worse than the threshold. " +
       "confirmed: the confirmation reruns (torchsweep confirm) are flagged too; unconfirmed: they are not; " +
-      "flagged: not rerun yet; suspicious: worse, but too few runs for the test to fire.");
+      "flagged: not rerun yet; suspicious: worse, but too few runs for the test to fire. " +
+      "threshold: the user's, or what a calibrated configuration's noise needs if more; power at 10%: how often the rule " +
+      "at that threshold and these runs sees a 10% slowdown (calibrated configurations, docs/noise.md).");
     regressionTable(regressions, data.regressions);
   }
   if (data.compile_regressions) {

@@ -410,7 +410,36 @@ fixed: {model: mlp, batch_size: 2, labels: {noise: "0.06", epoch_noise: "0.02"}}
     EXPECT_NEAR(row.at("within_cv").get<double>(), 0.02, 0.005) << row.dump();
     EXPECT_NEAR(row.at("process_cv").get<double>(), 0.035, 0.012) << row.dump();
     EXPECT_EQ(row.at("aa_pairs"), 2) << row.dump();
+    EXPECT_TRUE(row.at("night_cv").is_null()) << "one sweep, one night: " << row.dump();
   }
+  // Recorded in the store's own table, with its hosts and environments.
+  const auto recorded = torchsweep({"query", "--db", db().string(), "--calibrations", "--format", "json"});
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  const auto calibrations = nlohmann::json::parse(recorded.out);
+  ASSERT_EQ(calibrations.size(), 2u) << recorded.out;
+  for (const auto& row : calibrations) {
+    EXPECT_EQ(row.at("rounds"), 20) << row.dump();
+    EXPECT_EQ(row.at("night_runs"), 5) << row.dump();
+    EXPECT_FALSE(row.at("hosts").get<std::string>().empty()) << row.dump();
+    EXPECT_NE(row.at("environments").get<std::string>().find("torch"), std::string::npos) << row.dump();
+    EXPECT_NE(row.at("configuration").get<std::string>().find("mlp"), std::string::npos) << row.dump();
+    const auto mode =
+        row.at("configuration").get<std::string>().find("compiled") != std::string::npos ? "compiled" : "eager";
+    const auto same =
+        std::find_if(rows.begin(), rows.end(), [&](const auto& other) { return other.at("mode") == mode; });
+    ASSERT_NE(same, rows.end()) << mode;
+    EXPECT_DOUBLE_EQ(row.at("process_cv").get<double>(), same->at("process_cv").get<double>()) << row.dump();
+  }
+  // A second calibration, another night: the between-night component appears.
+  const auto again = torchsweep({"calibrate", file.string(), "--rounds", "6", "--db", db().string(), "--runner",
+                                 "libtorch=" + fake_runner().string(), "--work-dir", (directory_ / "w").string()});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const auto nights = torchsweep({"query", "--db", db().string(), "--noise", "--format", "json"});
+  for (const auto& row : nlohmann::json::parse(nights.out)) EXPECT_TRUE(row.at("night_cv").is_number()) << row.dump();
+  EXPECT_EQ(
+      nlohmann::json::parse(torchsweep({"query", "--db", db().string(), "--calibrations", "--format", "json"}).out)
+          .size(),
+      4u);
   const auto bad = torchsweep({"calibrate", file.string(), "--rounds", "1", "--db", db().string()});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--rounds"), std::string::npos) << bad.err;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 
+#include "readers/query.hpp"
 #include "shared/errors.hpp"
 #include "shared/statistics.hpp"
 #include "shared/variance_components.hpp"
@@ -165,10 +166,10 @@ TEST(AaFalseAlarms, APlantedSlowdownIsDetectedWithTheStatedPowerAtTheCalibratedT
   };
   const double run_sd = std::sqrt(0.03 * 0.03 + 0.01 * 0.01 / 5);
   RegressionRule rule;
-  rule.threshold = needed_threshold(run_sd * run_sd, 5, rule);
+  rule.threshold = needed_threshold(run_sd * run_sd, 5, 5, rule);
   EXPECT_NEAR(rule.threshold, std::exp(2.5758 * std::sqrt(2 * run_sd * run_sd / 5)) - 1, 1e-4);
   for (const double slowdown : {0.05, 0.10}) {
-    const double stated = detection_power(run_sd, 5, slowdown, rule);
+    const double stated = detection_power(run_sd, 5, 5, slowdown, rule);
     constexpr std::size_t trials = 2000;
     std::size_t detected = 0;
     for (std::size_t trial = 0; trial < trials; ++trial) {
@@ -187,8 +188,92 @@ TEST(AaFalseAlarms, APlantedSlowdownIsDetectedWithTheStatedPowerAtTheCalibratedT
   }
   EXPECT_LE(stats::wilson_interval(alarms, 2000, 0.99).low, rule.alpha / 2) << alarms;
   // A quiet configuration: a 10% slowdown is always seen, one at the 5% threshold half the time.
-  EXPECT_GT(detection_power(0.001, 5, 0.10, RegressionRule{}), 0.99);
-  EXPECT_NEAR(detection_power(0.001, 5, 0.05, RegressionRule{}), 0.5, 0.05);
+  EXPECT_GT(detection_power(0.001, 5, 5, 0.10, RegressionRule{}), 0.99);
+  EXPECT_NEAR(detection_power(0.001, 5, 5, 0.05, RegressionRule{}), 0.5, 0.05);
+}
+
+// The calibrated threshold applied (docs/noise.md): a calibration sweep
+// (tagged `calibration`) measured mlp's runs spreading by 10% and
+// resnet18's by 0.5%; both are 12% slower tonight than last night, every
+// run. The user's 5% calls both regressed; calibrated, mlp's threshold is
+// what its noise needs for 5 runs against 5 (17.7%) and it is not called,
+// resnet18 keeps 5% and is. A third model, never calibrated, keeps 5% and
+// has no power figure. `--calibration ''` turns it off.
+TEST(CalibratedThreshold, ACalibratedConfigurationIsJudgedAtTheThresholdItsNoiseNeeds) {
+  store::Store store(":memory:");
+  int next = 0;
+  const auto add_sweep = [&](const std::string& id, std::vector<std::string> tags,
+                             const std::vector<std::pair<std::string, double>>& runs) {
+    std::vector<store::JobRecord> jobs;
+    std::vector<nlohmann::json> results;
+    for (const auto& [model, seconds] : runs) {
+      const auto job_id = id + "/" + std::to_string(next++);
+      jobs.push_back({job_id, next, model, 0, "libtorch", 1, {}, 3, "measurement"});
+      SyntheticResult r;
+      r.job_id = job_id;
+      r.sweep = id;
+      r.model = model;
+      r.epoch_seconds = {seconds, seconds * 1.001, seconds * 0.999};
+      results.push_back(make_result(r));
+    }
+    store.add_sweep({id, id, nlohmann::json::object(), std::move(tags), "test", 0, "2026-12-04T00:00:00.000Z"}, jobs);
+    store.ingest_results(results, "agent");
+  };
+  std::mt19937_64 random(33);
+  std::normal_distribution<double> unit;
+  std::vector<std::pair<std::string, double>> calibration, last_night, tonight;
+  for (int run = 0; run < 40; ++run) {
+    calibration.push_back({"mlp", std::exp(0.10 * unit(random))});
+    calibration.push_back({"resnet18", std::exp(0.005 * unit(random))});
+  }
+  for (int run = 0; run < 5; ++run) {
+    for (const std::string model : {"mlp", "resnet18", "transformer"}) {
+      const double jitter = 1 + 0.001 * run;
+      last_night.push_back({model, jitter});
+      tonight.push_back({model, 1.12 * jitter});
+    }
+  }
+  add_sweep("calibration-1", {"calibration"}, calibration);
+  add_sweep("night-1", {}, last_night);
+  add_sweep("night-2", {}, tonight);
+
+  QueryOptions options;
+  options.filter.sweeps = {"night-2"};
+  options.group_by = {"model"};
+  options.metrics = {"epoch_time"};
+  options.baseline = "night-1";
+  const auto judged = query(store.database(), options);
+  const auto row = [&](const Table& table, const std::string& model) {
+    for (const auto& r : table.rows)
+      if (r[0] == model) return r;
+    ADD_FAILURE() << model;
+    return std::vector<nlohmann::json>{};
+  };
+  const auto expected_sd = [&] {
+    const auto calibrated = calibrated_configurations(store.database(), "calibration");
+    EXPECT_EQ(calibrated.size(), 2u);
+    return calibrated_spread(calibrated, {"model"}, {"mlp"}).value_or(0);
+  }();
+  EXPECT_NEAR(expected_sd, 0.10, 0.03);
+  const auto at = [&](const Table& table, const std::string& model, const std::string& column) {
+    return row(table, model)[column_of(table, column)];
+  };
+  EXPECT_EQ(at(judged, "mlp", "verdict"), "same");
+  EXPECT_NEAR(at(judged, "mlp", "threshold").get<double>(),
+              needed_threshold(expected_sd * expected_sd, 5, 5, options.regression), 1e-12);
+  EXPECT_GT(at(judged, "mlp", "threshold").get<double>(), 0.12);
+  EXPECT_LT(at(judged, "mlp", "power_10pct").get<double>(), 0.5) << "10% is below what mlp's noise lets through";
+  EXPECT_EQ(at(judged, "resnet18", "verdict"), "regressed");
+  EXPECT_DOUBLE_EQ(at(judged, "resnet18", "threshold").get<double>(), 0.05);
+  EXPECT_GT(at(judged, "resnet18", "power_10pct").get<double>(), 0.99);
+  EXPECT_EQ(at(judged, "transformer", "verdict"), "regressed");
+  EXPECT_DOUBLE_EQ(at(judged, "transformer", "threshold").get<double>(), 0.05);
+  EXPECT_TRUE(at(judged, "transformer", "power_10pct").is_null());
+
+  options.regression.calibration_tag.clear();
+  const auto plain = query(store.database(), options);
+  EXPECT_EQ(at(plain, "mlp", "verdict"), "regressed");
+  EXPECT_DOUBLE_EQ(at(plain, "mlp", "threshold").get<double>(), 0.05);
 }
 
 }  // namespace
