@@ -194,9 +194,23 @@ void record_noise(store::Store& store, const std::string& sweep_id, const std::s
   std::cout << "\nNoise by configuration (sweep " << sweep_id
             << "; spreads on the log scale; false alarms of the nightly rule on A/A pairs of " << night_runs
             << " runs against " << night_runs << "):\n"
-            << render(noise, Format::table, terminal_width()) << "\nRecorded in " << db
-            << " (torchsweep query --calibrations); ask again with: torchsweep query --db " << db << " --sweep "
-            << sweep_id << " --noise\n";
+            << render(noise, Format::table, terminal_width());
+  // Per night, over every configuration: what a nightly run of this sweep should expect.
+  double expected = 0;
+  std::size_t measured = 0;
+  for (const auto& row : noise.rows) {
+    if (const auto& rate = row[readers::column_of(noise, "false_alarm_rate")]; rate.is_number()) {
+      expected += rate.get<double>();
+      ++measured;
+    }
+  }
+  if (measured > 0) {
+    std::cout << fmt::format(
+        "\nA night of these {} configurations: {:.3f} false alarms expected from the measured rates (nominal {:.3f})\n",
+        measured, expected, static_cast<double>(measured) * options.rule.alpha / 2);
+  }
+  std::cout << "\nRecorded in " << db << " (torchsweep query --calibrations); ask again with: torchsweep query --db "
+            << db << " --sweep " << sweep_id << " --noise\n";
 }
 
 struct LocalSweepSettings {

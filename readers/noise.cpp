@@ -9,6 +9,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "readers/change_points.hpp"
 #include "readers/labels.hpp"
 #include "readers/sql_parts.hpp"
 #include "shared/errors.hpp"
@@ -116,6 +117,37 @@ FalseAlarms aa_false_alarms(const std::vector<double>& runs, const RegressionRul
   return counted;
 }
 
+FalseAlarms confirm_false_alarms(const std::vector<double>& runs, const RegressionRule& rule, std::size_t night_runs) {
+  if (night_runs == 0) throw std::invalid_argument("A/A triples need at least one run a night");
+  FalseAlarms counted;
+  const auto k = static_cast<std::ptrdiff_t>(night_runs);
+  for (auto start = runs.begin(); runs.end() - start >= 3 * k; start += 3 * k) {
+    const Samples baseline(start, start + k), night(start + k, start + 2 * k), reruns(start + 2 * k, start + 3 * k);
+    ++counted.pairs;
+    if (judge_change(night, baseline, false, rule).verdict == "regressed" &&
+        judge_change(reruns, baseline, false, rule).verdict == "regressed")
+      ++counted.alarms;
+  }
+  return counted;
+}
+
+FalseAlarms change_point_false_alarms(const std::vector<double>& runs, const RegressionRule& rule,
+                                      std::size_t night_runs) {
+  if (night_runs == 0) throw std::invalid_argument("A/A nights need at least one run a night");
+  std::vector<double> nights;
+  const auto k = static_cast<std::ptrdiff_t>(night_runs);
+  for (auto start = runs.begin(); runs.end() - start >= k; start += k)
+    nights.push_back(stats::median({start, start + k}));
+  StepDetectionOptions detection;
+  detection.minimum_change = rule.threshold;  // as the report marks them
+  FalseAlarms counted;
+  if (nights.size() < detection.minimum_points) return counted;
+  counted.pairs = nights.size() - 1;
+  for (const auto& step : detect_steps(nights, detection))
+    if (step.change() > rule.threshold) ++counted.alarms;
+  return counted;
+}
+
 double needed_threshold(double run_variance, std::size_t n, std::size_t m, const RegressionRule& rule) {
   const double sides = 1.0 / static_cast<double>(n) + 1.0 / static_cast<double>(m);
   return std::exp(stats::two_sided_z(1 - rule.alpha) * std::sqrt(run_variance * sides)) - 1;
@@ -169,9 +201,30 @@ std::optional<double> calibrated_spread(const std::vector<CalibratedConfiguratio
 Table noise_table(Database& database, const NoiseOptions& options) {
   if (options.night_runs < 2) throw InvalidInput("--night-runs", "at least 2 runs a night");
   Table table{configuration_axes(), {}};
-  for (const char* column : {"nodes", "processes", "epochs", "median_epoch_s", "within_cv", "process_cv", "node_cv",
-                             "night_cv", "run_cv", "aa_pairs", "false_alarms", "false_alarm_rate", "rate_low",
-                             "rate_high", "nominal_rate", "threshold_needed", "power_10pct", "note"}) {
+  for (const char* column : {"nodes",
+                             "processes",
+                             "epochs",
+                             "median_epoch_s",
+                             "within_cv",
+                             "process_cv",
+                             "node_cv",
+                             "night_cv",
+                             "run_cv",
+                             "aa_pairs",
+                             "false_alarms",
+                             "false_alarm_rate",
+                             "rate_low",
+                             "rate_high",
+                             "nominal_rate",
+                             "confirm_triples",
+                             "confirm_false_alarms",
+                             "confirm_rate",
+                             "history_nights",
+                             "change_point_alarms",
+                             "change_point_rate",
+                             "threshold_needed",
+                             "power_10pct",
+                             "note"}) {
     table.columns.push_back(column);
   }
   // "regressed" is one side of a two-sided test at alpha.
@@ -199,6 +252,16 @@ Table noise_table(Database& database, const NoiseOptions& options) {
     } else {
       add_note("fewer than " + std::to_string(2 * options.night_runs) + " runs: no A/A pair");
     }
+    // confirm's rule and the report's change points on the same runs.
+    const auto confirmed = confirm_false_alarms(configuration.run_medians, options.rule, options.night_runs);
+    const auto steps = change_point_false_alarms(configuration.run_medians, options.rule, options.night_runs);
+    const auto ratio = [](const FalseAlarms& counted) {
+      return counted.pairs > 0
+                 ? nlohmann::json(static_cast<double>(counted.alarms) / static_cast<double>(counted.pairs))
+                 : nlohmann::json(nullptr);
+    };
+    if (confirmed.pairs > 0 && stats::wilson_interval(confirmed.alarms, confirmed.pairs).low > nominal * nominal)
+      add_note("confirmed false alarms: the reruns share the night's noise");
     // The threshold in force: the user's, or what this noise requires if more.
     const double needed = needed_threshold(run * run, options.night_runs, options.night_runs, options.rule);
     auto rule = options.rule;
@@ -208,12 +271,30 @@ Table noise_table(Database& database, const NoiseOptions& options) {
     }
     const double power = detection_power(run, options.night_runs, options.night_runs, 0.10, rule);
     auto row = configuration.axes;
-    for (nlohmann::json cell :
-         {nlohmann::json(components.nodes), nlohmann::json(components.processes), nlohmann::json(components.values),
-          nlohmann::json(stats::median(configuration.seconds)), spread(components.within), spread(components.process),
-          spread(components.node), night_spread(configuration), nlohmann::json(run), nlohmann::json(alarms.pairs),
-          nlohmann::json(alarms.alarms), rate, low, high, nlohmann::json(nominal), nlohmann::json(needed),
-          nlohmann::json(power), note.empty() ? nlohmann::json(nullptr) : nlohmann::json(note)}) {
+    for (nlohmann::json cell : {nlohmann::json(components.nodes),
+                                nlohmann::json(components.processes),
+                                nlohmann::json(components.values),
+                                nlohmann::json(stats::median(configuration.seconds)),
+                                spread(components.within),
+                                spread(components.process),
+                                spread(components.node),
+                                night_spread(configuration),
+                                nlohmann::json(run),
+                                nlohmann::json(alarms.pairs),
+                                nlohmann::json(alarms.alarms),
+                                rate,
+                                low,
+                                high,
+                                nlohmann::json(nominal),
+                                nlohmann::json(confirmed.pairs),
+                                nlohmann::json(confirmed.alarms),
+                                ratio(confirmed),
+                                nlohmann::json(steps.pairs + (steps.pairs > 0 ? 1 : 0)),
+                                nlohmann::json(steps.alarms),
+                                ratio(steps),
+                                nlohmann::json(needed),
+                                nlohmann::json(power),
+                                note.empty() ? nlohmann::json(nullptr) : nlohmann::json(note)}) {
       row.push_back(std::move(cell));
     }
     rows.push_back({run, std::move(row)});
@@ -248,13 +329,31 @@ std::vector<nlohmann::json> calibration_records(const Table& noise) {
 }
 
 Table calibrations_table(Database& database) {
-  Table table{{"recorded_at", "sweep", "rounds", "night_runs", "hosts", "environments", "configuration", "nodes",
-               "processes", "within_cv", "process_cv", "node_cv", "run_cv", "aa_pairs", "false_alarm_rate",
-               "threshold_needed", "power_10pct", "note"},
+  Table table{{"recorded_at",
+               "sweep",
+               "rounds",
+               "night_runs",
+               "hosts",
+               "environments",
+               "configuration",
+               "nodes",
+               "processes",
+               "within_cv",
+               "process_cv",
+               "node_cv",
+               "run_cv",
+               "aa_pairs",
+               "false_alarm_rate",
+               "confirm_rate",
+               "change_point_rate",
+               "threshold_needed",
+               "power_10pct",
+               "note"},
               {}};
   auto select = database.prepare(
       "SELECT c.recorded_at, c.sweep_id, c.rounds, c.night_runs, c.hosts, c.environments, n.configuration, n.nodes, "
-      "n.processes, n.within_cv, n.process_cv, n.node_cv, n.run_cv, n.aa_pairs, n.false_alarm_rate, "
+      "n.processes, n.within_cv, n.process_cv, n.node_cv, n.run_cv, n.aa_pairs, n.false_alarm_rate, n.confirm_rate, "
+      "n.change_point_rate, "
       "n.threshold_needed, n.power_10pct, n.note FROM calibrations c JOIN calibration_noise n USING (sweep_id) "
       "ORDER BY c.recorded_at DESC, c.sweep_id, n.run_cv DESC");
   while (select.step()) {
@@ -262,10 +361,10 @@ Table calibrations_table(Database& database) {
     for (int column = 0; column < static_cast<int>(table.columns.size()); ++column) {
       const auto& name = table.columns[static_cast<std::size_t>(column)];
       // Counts and texts as they are; the figures as numbers.
-      auto value = name.ends_with("_cv") || name.ends_with("_rate") || name == "threshold_needed" ||
-                           name == "power_10pct"
-                       ? (select.is_null(column) ? nlohmann::json(nullptr) : nlohmann::json(select.real(column)))
-                       : cell(select, column);
+      auto value =
+          name.ends_with("_cv") || name.ends_with("_rate") || name == "threshold_needed" || name == "power_10pct"
+              ? (select.is_null(column) ? nlohmann::json(nullptr) : nlohmann::json(select.real(column)))
+              : cell(select, column);
       if (name == "hosts" || name == "environments") {
         std::string joined;
         for (const auto& item : nlohmann::json::parse(value.get<std::string>()))

@@ -36,6 +36,17 @@ struct FalseAlarms {
 // ran): blocks of `night_runs`, block 2j + 1 judged against block 2j.
 FalseAlarms aa_false_alarms(const std::vector<double>& runs, const RegressionRule& rule, std::size_t night_runs);
 
+// `confirm`'s rule on A/A triples of `runs`: blocks of `night_runs`,
+// disjoint triples (baseline, night, rerun); an alarm when the night is
+// regressed against the baseline and so are its reruns (a confirmed
+// regression where nothing changed).
+FalseAlarms confirm_false_alarms(const std::vector<double>& runs, const RegressionRule& rule, std::size_t night_runs);
+// The report's change points on an A/A history: each block of `night_runs`
+// a night, its median a point; pairs counts the nights after the first,
+// alarms the steps detected slower by more than the threshold.
+FalseAlarms change_point_false_alarms(const std::vector<double>& runs, const RegressionRule& rule,
+                                      std::size_t night_runs);
+
 // The change that the difference of two nights' means of n and m runs
 // exceeds by chance with probability alpha / 2, for runs whose logs vary by
 // `run_variance`: the threshold this noise requires of the rule.

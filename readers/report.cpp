@@ -1,12 +1,14 @@
 #include "readers/report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
 #include "readers/change_points.hpp"
 #include "readers/compiler_figures.hpp"
 #include "readers/labels.hpp"
+#include "readers/noise.hpp"
 #include "readers/regressions.hpp"
 #include "readers/report_assets.hpp"
 #include "readers/sql_parts.hpp"
@@ -234,6 +236,20 @@ nlohmann::json trends(Database& database, const ReportOptions& options, const st
   query_options.group_by.push_back("sweep");
   query_options.metrics = {"epoch_time"};
   const auto table = query(database, query_options);
+  // Each configuration's noise over the history's runs (docs/noise.md): a
+  // night's median spreads by sqrt(run_cv^2 / runs + night_cv^2).
+  NoiseOptions noise_options;
+  noise_options.filter = query_options.filter;
+  noise_options.rule = options.rule;
+  const auto noise = noise_table(database, noise_options);
+  std::map<std::string, std::pair<double, double>> noise_of;  // label -> (run_cv, night_cv)
+  for (const auto& row : noise.rows) {
+    nlohmann::json named;
+    for (std::size_t column = 0; column < noise.columns.size(); ++column) named[noise.columns[column]] = row[column];
+    const auto& night = named.at("night_cv");
+    noise_of[label_of(named, configuration_axes())] = {named.at("run_cv").get<double>(),
+                                                       night.is_number() ? night.get<double>() : 0.0};
+  }
   // configuration label -> (history position, median, runs)
   std::map<std::string, std::vector<std::tuple<std::size_t, double, int64_t>>> points;
   for (const auto& row : row_objects(table)) {
@@ -268,6 +284,20 @@ nlohmann::json trends(Database& database, const ReportOptions& options, const st
                        {"direction", step.after > step.before ? "slower" : "faster"}});
     }
     nlohmann::json entry{{"configuration", label}, {"points", rendered}, {"change_points", steps}};
+    if (const auto spread = noise_of.find(label); spread != noise_of.end()) {
+      // Where 95% of the nights' medians fall when nothing changed, around the history's median.
+      const auto [run_cv, night_cv] = spread->second;
+      const double runs = stats::median([&] {
+        std::vector<double> counts;
+        for (const auto& point : entries) counts.push_back(static_cast<double>(std::get<2>(point)));
+        return counts;
+      }());
+      const double night_spread = std::sqrt(run_cv * run_cv / std::max(runs, 1.0) + night_cv * night_cv);
+      const double center = stats::median(medians);
+      entry["noise_band"] = {{"low", center * std::exp(-1.96 * night_spread)},
+                             {"high", center * std::exp(1.96 * night_spread)},
+                             {"night_spread", night_spread}};
+    }
     if (const auto base = position.find(baseline_id); base != position.end()) entry["baseline_index"] = base->second;
     series.push_back(std::move(entry));
   }
@@ -436,6 +466,17 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
   const auto history = history_sweeps(database, current, options.filter.tags, options.history_limit);
   data["history"] = {{"sweeps", history.size()}, {"method", "L1 Potts step detection (asv-style), docs/report.md"}};
   data["trends"] = trends(database, options, history, baseline_id);
+  // The noise page: each configuration's noise and the rules' false alarms
+  // on its runs, over the history (the current sweeps without one).
+  NoiseOptions noise_options;
+  noise_options.filter = filter;
+  noise_options.filter.sweeps = history.size() >= 2 ? ids_of(history) : ids;
+  noise_options.filter.tags.clear();
+  noise_options.rule = options.rule;
+  auto noise = noise_table(database, noise_options);
+  auto noise_rows = row_objects(noise);
+  for (auto& row : noise_rows) row["configuration"] = label_of(row, configuration_axes());
+  data["noise"] = {{"columns", noise.columns}, {"rows", noise_rows}};
   data["environments"] = environments(database, ids);
   return data;
 }

@@ -407,10 +407,11 @@ void Store::record_calibration(const std::string& sweep_id, int64_t night_runs, 
           "' / torch ' || COALESCE(torch_version, '?') AS environment FROM results WHERE sweep_id = ?1 ORDER BY 1)))")
       .bind_all(sweep_id, utc_timestamp(), night_runs, alpha)
       .run();
-  static constexpr const char* figures[] = {
-      "nodes",  "processes", "epochs",       "median_epoch_s",   "within_cv",    "process_cv",       "node_cv",
-      "run_cv", "aa_pairs",  "false_alarms", "false_alarm_rate", "nominal_rate", "threshold_needed", "power_10pct",
-      "note"};
+  static constexpr const char* figures[] = {"nodes",        "processes",         "epochs",           "median_epoch_s",
+                                            "within_cv",    "process_cv",        "node_cv",          "run_cv",
+                                            "aa_pairs",     "false_alarms",      "false_alarm_rate", "nominal_rate",
+                                            "confirm_rate", "change_point_rate", "threshold_needed", "power_10pct",
+                                            "note"};
   std::string columns = "sweep_id, configuration", values = "?1, json(json_extract(?2, '$.configuration'))";
   for (const char* figure : figures) {
     columns += std::string(", ") + figure;

@@ -276,15 +276,22 @@
     return chart(parent, "trend", null, {
       $schema: "https://vega.github.io/schema/vega/v5.json",
       width: width - 70, height: 150, padding: 4,
-      data: [{ name: "points", values: trend.points }, { name: "steps", values: marks }, { name: "baseline", values: baseline }],
+      data: [{ name: "points", values: trend.points }, { name: "steps", values: marks }, { name: "baseline", values: baseline },
+             { name: "band", values: trend.noise_band ? [trend.noise_band] : [] }],
       scales: [
         { name: "x", type: "linear", zero: false, nice: false, range: "width",
           domain: { data: "points", field: "index" } },
-        { name: "y", type: "linear", zero: false, nice: true, domain: { data: "points", field: "epoch_time_s" }, range: "height" }
+        { name: "y", type: "linear", zero: false, nice: true, range: "height",
+          domain: { fields: [{ data: "points", field: "epoch_time_s" }, { data: "band", field: "low" }, { data: "band", field: "high" }] } }
       ],
       axes: [{ orient: "bottom", scale: "x", title: "sweep of the tag (oldest first)", tickMinStep: 1, format: "d", tickCount: Math.max(2, Math.floor((width - 70) / 50)) },
              { orient: "left", scale: "y", title: "epoch s", grid: true }],
       marks: [
+        // The noise band: where 95% of the nights' medians fall when nothing changed (docs/noise.md).
+        { type: "rect", from: { data: "band" }, encode: { update: {
+          x: { value: 0 }, x2: { signal: "width" }, y: { scale: "y", field: "low" }, y2: { scale: "y", field: "high" },
+          fill: { value: "#3a5f9a" }, fillOpacity: { value: 0.12 },
+          tooltip: { signal: "'noise band: ' + format(datum.low, '.4~r') + ' to ' + format(datum.high, '.4~r') + ' s'" } } } },
         { type: "line", from: { data: "points" }, encode: { update: {
           x: { scale: "x", field: "index" }, y: { scale: "y", field: "epoch_time_s" }, stroke: { value: "#3a5f9a" }, strokeWidth: { value: 1.5 } } } },
         { type: "symbol", from: { data: "points" }, encode: { update: {
@@ -304,7 +311,8 @@
         { type: "text", from: { data: "baseline" }, encode: { update: {
           x: { scale: "x", field: "index", offset: 3 }, y: { signal: "height - 4" }, fontSize: { value: 10 }, text: { field: "text" } } } }
       ]
-    }, { "data-configuration": trend.configuration, "data-change-points": String(trend.change_points.length) });
+    }, { "data-configuration": trend.configuration, "data-change-points": String(trend.change_points.length),
+         "data-noise-band": trend.noise_band ? number(trend.noise_band.night_spread, 3) : "" });
   }
 
   // ---- the sections --------------------------------------------------------
@@ -450,7 +458,8 @@
   const history = section("History", "history");
   if (data.trends && data.trends.length) {
     note(history, "Median epoch time per sweep over the " + data.history.sweeps + " sweeps sharing a tag with this one; " +
-      "dashed red lines mark change points found by " + data.history.method + ".");
+      "dashed red lines mark change points found by " + data.history.method + "; the shaded band is where 95% of the " +
+      "sweeps' medians fall when nothing changed, from the configuration's measured noise (docs/noise.md).");
     for (const trend of data.trends) {
       history.append(element("h3", { text: trend.configuration }));
       trendChart(history, trend);
@@ -459,12 +468,35 @@
     note(history, "No history: no other sweep shares a tag with this one.");
   }
 
+  const noise = section("Noise", "noise");
+  if (data.noise && data.noise.rows.length) {
+    note(noise, "Each configuration's noise over the history's runs (log-scale spreads: 0.02 is about 2%), noisiest first: " +
+      "within a process, between processes, nodes and nights, and one run's; how often the rules fired on A/A pairs of " +
+      "its own runs where nothing changed (nightly's, whose nominal rate is alpha / 2 = " +
+      (data.noise.rows[0].nominal_rate) + ", confirm's, the change points' per night); the threshold its noise needs and " +
+      "the power to see a 10% slowdown. A real change in the history widens its figures: a calibration " +
+      "(torchsweep calibrate) is the clean measure. docs/noise.md tells how to read it.");
+    const rate = function (v) { return v === null || v === undefined ? "-" : number(v, 3); };
+    sortableTable(noise, [["configuration", "configuration"], ["processes", "runs"], ["within_cv", "within", rate],
+      ["process_cv", "process", rate], ["node_cv", "node", rate], ["night_cv", "night", rate], ["run_cv", "run", rate],
+      ["false_alarm_rate", "nightly false alarms", rate], ["confirm_rate", "confirm false alarms", rate],
+      ["change_point_rate", "change points a night", rate], ["threshold_needed", "threshold needed", percent],
+      ["power_10pct", "power at 10%", rate],
+      ["note", "note", function (v) {
+        if (!v) return "-";
+        return element("details", {}, [element("summary", { text: "note" }), element("span", { text: v })]);
+      }]],
+      data.noise.rows, function (row) { return { "data-configuration": row.configuration }; });
+  } else {
+    note(noise, "No runs to measure noise on.");
+  }
+
   const configurations = section("Configurations", "configurations");
   if (data.configurations && data.configurations.rows.length) {
     sortableTable(configurations, [["configuration", "configuration"], ["runs", "runs"], ["flagged", "flagged"],
-      ["busy", "busy node"], ["epoch_time_s", "epoch s", number], ["samples_per_s", "samples/s", number], ["peak_memory_mib", "peak MiB", number],
+      ["epoch_time_s", "epoch s", number], ["samples_per_s", "samples/s", number], ["peak_memory_mib", "peak MiB", number],
       ["compile_time_s", "compile s", number], ["graph_breaks", "graph breaks", number],
-      ["inaccurate", "inaccurate"], ["accuracy_deviation", "accuracy deviation", number],
+      ["inaccurate", "inaccurate"], ["accuracy_deviation", "accuracy deviation", number], ["busy", "busy node"],
       ["reproduce", "reproduce", function (v) {
         if (!v) return "-";
         return element("details", {}, [element("summary", { text: "command" }), element("code", { className: "command", text: v })]);

@@ -4,7 +4,8 @@
 -- (query's configuration axes, a JSON object) the noise table's figures:
 -- the variance components as spreads on the log scale (within a process,
 -- between processes, between nodes), the spread of one run, the A/A false
--- alarms of the regression rule, the threshold that noise needs and the
+-- alarms of the regression rule (nightly's, confirm's, the report's change
+-- points), the threshold that noise needs and the
 -- power to see a 10% slowdown at the calibration's runs a night.
 CREATE TABLE calibrations (
   sweep_id TEXT PRIMARY KEY REFERENCES sweeps (sweep_id),
@@ -21,6 +22,7 @@ CREATE TABLE calibration_noise (
   nodes INTEGER, processes INTEGER, epochs INTEGER,
   median_epoch_s REAL, within_cv REAL, process_cv REAL, node_cv REAL, run_cv REAL,
   aa_pairs INTEGER, false_alarms INTEGER, false_alarm_rate REAL, nominal_rate REAL,
+  confirm_rate REAL, change_point_rate REAL,
   threshold_needed REAL, power_10pct REAL, note TEXT,
   PRIMARY KEY (sweep_id, configuration)
 );

@@ -147,6 +147,50 @@ TEST(AaFalseAlarms, TheRulesMeasuredRateOnAaDataIsWithinItsNominalRate) {
   EXPECT_LT(aa_false_alarms(runs, RegressionRule{}, 5).alarms, counted.alarms);
 }
 
+// confirm's rule (docs/report.md) on A/A triples: on independent runs a
+// confirmed alarm needs two regressed verdicts against one baseline, so it
+// is rarer than the nightly rule's one; a shift that lasts over the night
+// and its reruns (a node state that persists) is confirmed, and counted.
+TEST(AaFalseAlarms, ConfirmsRuleOnIndependentRunsRarelyFiresAndAPersistentShiftIsCounted) {
+  std::mt19937_64 random(17);
+  std::normal_distribution<double> noise(1.0, 0.02);
+  std::vector<double> runs(4000 * 15);
+  for (auto& run : runs) run = noise(random);
+  RegressionRule rule;
+  rule.threshold = 0;
+  const auto confirmed = confirm_false_alarms(runs, rule, 5);
+  ASSERT_EQ(confirmed.pairs, 4000u);
+  const auto nightly = aa_false_alarms(runs, rule, 5);
+  EXPECT_LT(confirmed.alarms, nightly.alarms / 2) << confirmed.alarms << " against " << nightly.alarms;
+  EXPECT_LE(stats::wilson_interval(confirmed.alarms, confirmed.pairs, 0.99).low, rule.alpha / 2);
+  for (std::size_t i = 5; i < 15; ++i) runs[i] *= 1.2;  // the first triple's night and reruns
+  EXPECT_EQ(confirm_false_alarms(runs, rule, 5).alarms, confirmed.alarms + 1);
+  EXPECT_EQ(confirm_false_alarms({1.0, 1.0}, rule, 5).pairs, 0u);
+}
+
+// The report's change points on A/A histories: a flat history of nights
+// (each the median of 5 runs scattered by 2%) rarely holds a step past the
+// 5% threshold; a 20% step that persists is found.
+TEST(AaFalseAlarms, ChangePointsOnAFlatHistoryAreRareAndAPersistentStepIsOne) {
+  std::mt19937_64 random(19);
+  std::normal_distribution<double> noise(1.0, 0.02);
+  FalseAlarms total;
+  for (int history = 0; history < 200; ++history) {
+    std::vector<double> runs(12 * 5);
+    for (auto& run : runs) run = noise(random);
+    const auto counted = change_point_false_alarms(runs, RegressionRule{}, 5);
+    EXPECT_EQ(counted.pairs, 11u);
+    total.pairs += counted.pairs;
+    total.alarms += counted.alarms;
+  }
+  EXPECT_LT(static_cast<double>(total.alarms) / static_cast<double>(total.pairs), 0.01) << total.alarms;
+  std::vector<double> stepped(12 * 5);
+  for (std::size_t i = 0; i < stepped.size(); ++i) stepped[i] = noise(random) * (i >= 30 ? 1.2 : 1.0);
+  EXPECT_EQ(change_point_false_alarms(stepped, RegressionRule{}, 5).alarms, 1u);
+  EXPECT_EQ(change_point_false_alarms(std::vector<double>(15, 1.0), RegressionRule{}, 5).pairs, 0u)
+      << "3 nights: too short a history";
+}
+
 // The threshold a configuration's noise needs, and the power the table
 // states, hold for nights drawn from the injected model: processes off by
 // 3% (log scale), epochs by 1%, a run's figure the median of its 5 epochs.

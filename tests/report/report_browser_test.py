@@ -224,6 +224,7 @@ def main():
         trends = driver.execute_script("""
             return Array.from(document.querySelectorAll('figure[data-chart=trend]')).map(f => ({
               configuration: f.dataset.configuration, steps: Number(f.dataset.changePoints),
+              band: f.dataset.noiseBand, rects: f.querySelectorAll('path, rect').length,
               labels: Array.from(f.querySelectorAll('text')).map(t => t.textContent).filter(t => t.startsWith('step'))}));""")
         by_configuration = {" ".join(t["configuration"].split()[i] for i in (0, 4, 5)): t for t in trends}
         check(len(trends) == 4, f"history: {len(trends)} trend charts, expected 4: {trends}")
@@ -244,6 +245,9 @@ def main():
         check(len(driver.find_elements(By.CSS_SELECTOR, "figure[data-chart=scaling] svg")) == 1,
               "history: no scaling chart for the 2-rank configuration")
         check(len(rows_of(driver, "configurations")) == 4, "history: expected 4 configuration rows")
+        # Noise (docs/noise.md): a band on every history chart, and the noise page's table.
+        check(all(t.get("band") for t in trends), f"history: a trend chart without its noise band: {trends}")
+        check(len(rows_of(driver, "noise")) == 4, "history: expected 4 rows on the noise page")
         # The tables sort on a click.
         header = driver.find_element(By.CSS_SELECTOR, "section#configurations th:nth-child(4) button")
         header.click()
