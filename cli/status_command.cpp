@@ -32,7 +32,7 @@ Command add_status_command(CLI::App& app) {
     }
     Table sweeps{{"sweep", "state", "queued", "running", "done", "failed", "cancelled"}, {}};
     // An adaptive sweep: where each compared pair stands, and why it stopped.
-    Table pairs{{"sweep", "pair", "state", "rounds", "speedup_interval"}, {}};
+    Table pairs{{"sweep", "pair", "state", "rounds", "speedup_interval", "power"}, {}};
     for (const auto& sweep : reply.at("sweeps")) {
       const auto& jobs = sweep.at("jobs");
       const auto count = [&](const char* state) { return jobs.value(state, int64_t{0}); };
@@ -40,8 +40,10 @@ Command add_status_command(CLI::App& app) {
                              count("failed"), count("cancelled")});
       for (const auto& pair : sweep.value("adaptive", nlohmann::json::array())) {
         const auto& half = pair.at("half_width");
+        const auto power = pair.value("power", nlohmann::json());
         pairs.rows.push_back({sweep.at("sweep_id"), pair.at("pair").dump(), pair.at("state"), pair.at("rounds"),
-                              half.is_null() ? "n too small" : fmt::format("±{:.1f}%", half.get<double>() * 100)});
+                              half.is_null() ? "n too small" : fmt::format("±{:.1f}%", half.get<double>() * 100),
+                              power.is_null() ? "-" : fmt::format("{:.2f}", power.get<double>())});
       }
     }
     Table agents{{"agent", "address", "host", "cores", "gpus", "running_jobs"}, {}};

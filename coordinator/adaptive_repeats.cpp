@@ -1,6 +1,7 @@
 #include "coordinator/adaptive_repeats.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "shared/statistics.hpp"
 
@@ -35,7 +36,20 @@ AdaptiveDecision decide(const AdaptiveRule& rule, int64_t rounds, std::span<cons
     const auto interval = stats::ratio_of_medians(reference, other);
     decision.half_width = (interval.high - interval.low) / 2.0 / interval.estimate;
   }
-  if (rounds >= rule.min && decision.half_width && *decision.half_width <= rule.ci_half_width) {
+  if (rule.power && std::min(reference.size(), other.size()) >= 2) {
+    // The runs' spread on the log scale, pooled within the two sides.
+    double squares = 0;
+    for (const auto side : {reference, other}) {
+      double mean = 0;
+      for (const double run : side) mean += std::log(run) / static_cast<double>(side.size());
+      for (const double run : side) squares += (std::log(run) - mean) * (std::log(run) - mean);
+    }
+    const double run_sd = std::sqrt(squares / static_cast<double>(reference.size() + other.size() - 2));
+    decision.power = detection_power(run_sd, other.size(), reference.size(), rule.slowdown, rule.judge);
+  }
+  const bool narrow = rule.ci_half_width && decision.half_width && *decision.half_width <= *rule.ci_half_width;
+  const bool powerful = rule.power && decision.power && *decision.power >= *rule.power;
+  if (rounds >= rule.min && (narrow || powerful)) {
     decision.kind = AdaptiveDecision::Kind::converged;
   } else if (rounds >= rule.max) {
     decision.kind = AdaptiveDecision::Kind::max_reached;

@@ -1,6 +1,8 @@
 #pragma once
 // Adaptive repeats (docs/sweeps.md): a sweep may say
 //   repeats: {min: 3, max: 20, until: {compare: mode, ci_half_width: 0.02}}
+// (or until: {compare: mode, power: 0.9, slowdown: 0.05}: until the
+// regression rule would see a 5% slowdown nine times in ten, docs/noise.md)
 // and the coordinator keeps adding rounds of each compared pair (the
 // configurations that differ only in the `compare` axis) until the 95%
 // interval of their speedup (ratio of median epoch times) is within
@@ -31,6 +33,9 @@ struct AdaptiveDecision {
   enum class Kind { another_round, converged, max_reached };
   Kind kind = Kind::another_round;
   std::optional<double> half_width;  // relative; none while a side has too few runs for an interval
+  // until.power: the rule's power to see until.slowdown at the pair's runs
+  // and measured spread; none while a side has fewer than two runs.
+  std::optional<double> power;
 };
 
 std::string to_string(AdaptiveDecision::Kind kind);

@@ -183,7 +183,7 @@ void JobRegistry::judge_round(const std::string& sweep_id, const std::string& co
   }
   const auto decision = decide(rule, rounds, reference, other);
   batch_.open();
-  store_.record_adaptive_pair(sweep_id, pair, rounds, decision.half_width, to_string(decision.kind));
+  store_.record_adaptive_pair(sweep_id, pair, rounds, decision.half_width, decision.power, to_string(decision.kind));
   if (decision.kind != AdaptiveDecision::Kind::another_round) {
     log::info("sweep {}: pair {} stops after {} rounds: {}", sweep_id, pair, rounds, to_string(decision.kind));
     return;

@@ -22,16 +22,6 @@ stats::Interval ratio(const Samples& numerator, const Samples& denominator, std:
 
 }  // namespace
 
-Judgement judge_change(const Samples& now, const Samples& then, bool higher_is_better, const RegressionRule& rule) {
-  const auto test = stats::mann_whitney_u(now, then);
-  const double change = stats::median(then) != 0 ? stats::median(now) / stats::median(then) - 1 : 0;
-  const double worse = higher_is_better ? -change : change;
-  Judgement judgement{test.p_value, "same"};
-  if (test.p_value < rule.alpha && worse > rule.threshold) judgement.verdict = "regressed";
-  if (test.p_value < rule.alpha && worse < -rule.threshold) judgement.verdict = "improved";
-  return judgement;
-}
-
 double smallest_attainable_p(std::size_t n, std::size_t m) {
   if (n == 0 || m == 0) return 1;
   // log C(n + m, n) through lgamma: no overflow for long histories.

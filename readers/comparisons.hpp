@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "shared/regression_rule.hpp"
+
 namespace ts::readers {
 
 using Samples = std::vector<double>;
@@ -20,27 +22,13 @@ using Samples = std::vector<double>;
 // nothing to estimate).
 using EstimateCells = std::array<nlohmann::json, 3>;
 
-// The regression rule: a group regressed when the Mann-Whitney test of its
-// runs against the baseline's gives p below `alpha` and its median moved
-// the worse way by more than `threshold`.
-struct RegressionRule {
-  double alpha = 0.01;
-  double threshold = 0.05;
-  // The tag of the sweeps whose runs calibrate each configuration's noise
-  // (torchsweep calibrate tags its sweeps so): a calibrated configuration's
-  // threshold is the larger of `threshold` and what its noise requires
-  // (docs/noise.md). Empty: `threshold` alone.
-  std::string calibration_tag = "calibration";
-};
+// The regression rule (shared/regression_rule.hpp), by its readers' names.
+using ts::detection_power;
+using ts::judge_change;
+using ts::Judgement;
+using ts::needed_threshold;
+using ts::RegressionRule;
 
-struct Judgement {
-  double p_value = 1;
-  std::string verdict;  // "regressed", "improved" or "same"
-};
-
-// `now` against `then` (neither empty) by `rule`; `higher_is_better` says
-// which way is worse.
-Judgement judge_change(const Samples& now, const Samples& then, bool higher_is_better, const RegressionRule& rule);
 // The smallest two-sided p-value an exact Mann-Whitney test of n against m
 // runs can give: 2 / C(n + m, n).
 double smallest_attainable_p(std::size_t n, std::size_t m);

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <map>
 #include <optional>
-#include <random>
 #include <stdexcept>
 
 #include "readers/change_points.hpp"
@@ -146,25 +145,6 @@ FalseAlarms change_point_false_alarms(const std::vector<double>& runs, const Reg
   for (const auto& step : detect_steps(nights, detection))
     if (step.change() > rule.threshold) ++counted.alarms;
   return counted;
-}
-
-double needed_threshold(double run_variance, std::size_t n, std::size_t m, const RegressionRule& rule) {
-  const double sides = 1.0 / static_cast<double>(n) + 1.0 / static_cast<double>(m);
-  return std::exp(stats::two_sided_z(1 - rule.alpha) * std::sqrt(run_variance * sides)) - 1;
-}
-
-double detection_power(double run_sd, std::size_t n, std::size_t m, double slowdown, const RegressionRule& rule) {
-  std::mt19937_64 random(20261204);
-  std::normal_distribution<double> unit;
-  constexpr int trials = 2000;
-  int detected = 0;
-  Samples now(n), then(m);
-  for (int trial = 0; trial < trials; ++trial) {
-    for (auto& run : then) run = std::exp(run_sd * unit(random));
-    for (auto& run : now) run = (1 + slowdown) * std::exp(run_sd * unit(random));
-    if (judge_change(now, then, false, rule).verdict == "regressed") ++detected;
-  }
-  return static_cast<double>(detected) / trials;
 }
 
 std::vector<CalibratedConfiguration> calibrated_configurations(Database& database, const std::string& tag) {

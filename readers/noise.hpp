@@ -47,15 +47,6 @@ FalseAlarms confirm_false_alarms(const std::vector<double>& runs, const Regressi
 FalseAlarms change_point_false_alarms(const std::vector<double>& runs, const RegressionRule& rule,
                                       std::size_t night_runs);
 
-// The change that the difference of two nights' means of n and m runs
-// exceeds by chance with probability alpha / 2, for runs whose logs vary by
-// `run_variance`: the threshold this noise requires of the rule.
-double needed_threshold(double run_variance, std::size_t n, std::size_t m, const RegressionRule& rule);
-// How often `rule` itself calls a slowdown (0.10: 10%) regressed with n runs
-// against m whose logs spread by `run_sd`: a seeded simulation of 2000
-// nights, the same on every call.
-double detection_power(double run_sd, std::size_t n, std::size_t m, double slowdown, const RegressionRule& rule);
-
 // A configuration a calibration measured: its configuration axes' values
 // (configuration_axes() order) and the spread of one run's mean epoch on
 // one node (run_cv, log scale).

@@ -382,7 +382,7 @@ Table adaptive_stops(Database& database, const ResultFilter& filter) {
   std::vector<std::string> ids;
   for (const auto& sweep : filter.sweeps) ids.push_back(resolve_sweep(database, sweep, "--sweep"));
   std::string sql =
-      "SELECT a.sweep_id, s.name, a.pair_key, a.rounds, a.half_width, a.state FROM adaptive_pairs a "
+      "SELECT a.sweep_id, s.name, a.pair_key, a.rounds, a.half_width, a.state, a.power FROM adaptive_pairs a "
       "JOIN sweeps s USING (sweep_id)";
   if (!ids.empty()) sql += " WHERE a.sweep_id IN (" + placeholders(ids.size()) + ")";
   auto select = database.prepare(sql + " ORDER BY s.rowid, a.pair_key");
@@ -391,12 +391,19 @@ Table adaptive_stops(Database& database, const ResultFilter& filter) {
       {"running", "still adding rounds"},
       {"converged", "the speedup interval became as narrow as the sweep asks"},
       {"max_reached", "ran its maximum of rounds with the interval still wider"}};
-  Table table{{"sweep", "name", "configuration", "rounds", "half_width", "state", "why"}, {}};
+  static const std::map<std::string, std::string> why_power{
+      {"running", "still adding rounds"},
+      {"converged", "the regression rule has the power the sweep asks"},
+      {"max_reached", "ran its maximum of rounds with the power still lower"}};
+  Table table{{"sweep", "name", "configuration", "rounds", "half_width", "power", "state", "why"}, {}};
+  const auto real_or_null = [&](int column) {
+    return select.is_null(column) ? nlohmann::json(nullptr) : nlohmann::json(select.real(column));
+  };
   while (select.step()) {
     const auto state = select.text(5);
-    table.rows.push_back({select.text(0), select.text(1), select.text(2), select.integer(3),
-                          select.is_null(4) ? nlohmann::json(nullptr) : nlohmann::json(select.real(4)), state,
-                          why.contains(state) ? why.at(state) : state});
+    const auto& reasons = select.is_null(6) ? why : why_power;
+    table.rows.push_back({select.text(0), select.text(1), select.text(2), select.integer(3), real_or_null(4),
+                          real_or_null(6), state, reasons.contains(state) ? reasons.at(state) : state});
   }
   return table;
 }

@@ -385,12 +385,13 @@ void Store::add_jobs(const std::string& sweep_id, const std::vector<JobRecord>& 
 }
 
 void Store::record_adaptive_pair(const std::string& sweep_id, const std::string& pair_key, int64_t rounds,
-                                 std::optional<double> half_width, const std::string& state) {
+                                 std::optional<double> half_width, std::optional<double> power,
+                                 const std::string& state) {
   database_
       .prepare(
-          "INSERT INTO adaptive_pairs (sweep_id, pair_key, rounds, half_width, state) VALUES (?1, ?2, ?3, ?4, ?5) "
-          "ON CONFLICT (sweep_id, pair_key) DO UPDATE SET rounds = ?3, half_width = ?4, state = ?5")
-      .bind_all(sweep_id, pair_key, rounds, half_width, state)
+          "INSERT INTO adaptive_pairs (sweep_id, pair_key, rounds, half_width, power, state) VALUES (?1, ?2, ?3, ?4, "
+          "?5, ?6) ON CONFLICT (sweep_id, pair_key) DO UPDATE SET rounds = ?3, half_width = ?4, power = ?5, state = ?6")
+      .bind_all(sweep_id, pair_key, rounds, half_width, power, state)
       .run();
 }
 
@@ -424,13 +425,17 @@ void Store::record_calibration(const std::string& sweep_id, int64_t night_runs, 
 
 nlohmann::json Store::adaptive_pairs(const std::string& sweep_id) {
   auto select = database_.prepare(
-      "SELECT pair_key, rounds, half_width, state FROM adaptive_pairs WHERE sweep_id = ? ORDER BY pair_key");
+      "SELECT pair_key, rounds, half_width, state, power FROM adaptive_pairs WHERE sweep_id = ? ORDER BY pair_key");
   select.bind_all(sweep_id);
   nlohmann::json pairs = nlohmann::json::array();
+  const auto real_or_null = [&](int column) {
+    return select.is_null(column) ? nlohmann::json(nullptr) : nlohmann::json(select.real(column));
+  };
   while (select.step()) {
     pairs.push_back({{"pair", nlohmann::json::parse(select.text(0))},
                      {"rounds", select.integer(1)},
-                     {"half_width", select.is_null(2) ? nlohmann::json(nullptr) : nlohmann::json(select.real(2))},
+                     {"half_width", real_or_null(2)},
+                     {"power", real_or_null(4)},
                      {"state", select.text(3)}});
   }
   return pairs;

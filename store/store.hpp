@@ -97,7 +97,7 @@ class Store {
   void add_jobs(const std::string& sweep_id, const std::vector<JobRecord>& jobs);
   // Where a compared pair of an adaptive sweep stands (table adaptive_pairs).
   void record_adaptive_pair(const std::string& sweep_id, const std::string& pair_key, int64_t rounds,
-                            std::optional<double> half_width, const std::string& state);
+                            std::optional<double> half_width, std::optional<double> power, const std::string& state);
   // An A/A calibration (docs/noise.md): the sweep, its runs a night and
   // alpha, and per configuration an object with `configuration` (the axes'
   // values) and the noise table's figures (columns of calibration_noise);
@@ -105,7 +105,7 @@ class Store {
   // Replaces an earlier record of the same sweep.
   void record_calibration(const std::string& sweep_id, int64_t night_runs, double alpha,
                           const std::vector<nlohmann::json>& configurations);
-  // A sweep's adaptive pairs: pair, rounds, half_width, state.
+  // A sweep's adaptive pairs: pair, rounds, half_width, power, state.
   nlohmann::json adaptive_pairs(const std::string& sweep_id);
   bool has_result(const std::string& job_id, int64_t attempt);
   void record_agent(const std::string& name, const nlohmann::json& capabilities, const nlohmann::json& labels);

@@ -70,10 +70,10 @@ T value_or_default(const nlohmann::json& object, const char* name, const nlohman
   return described.at(name).at("default").get<T>();
 }
 
-// The default of adaptive repeats' `min` (the object form of `repeats`).
-int64_t adaptive_min_default() {
+// The properties of adaptive repeats (the object form of `repeats`).
+const nlohmann::json& adaptive_properties() {
   for (const auto& form : properties().at("repeats").at("oneOf")) {
-    if (form.value("type", "") == "object") return form.at("properties").at("min").at("default").get<int64_t>();
+    if (form.value("type", "") == "object") return form.at("properties");
   }
   throw std::logic_error("sweep.schema.json: repeats has no object form");
 }
@@ -208,7 +208,7 @@ Sweep parse(const nlohmann::json& spec, const std::string& origin) {
   if (const auto repeats = spec.find("repeats"); repeats != spec.end() && repeats->is_object()) {
     // Adaptive: min rounds now; the coordinator adds the others (docs/sweeps.md).
     AdaptiveRepeats rule;
-    rule.min = repeats->contains("min") ? repeats->at("min").get<int64_t>() : adaptive_min_default();
+    rule.min = value_or_default<int64_t>(*repeats, "min", adaptive_properties());
     rule.max = repeats->at("max").get<int64_t>();
     if (rule.max < rule.min) {
       throw InvalidInput("repeats.max", "must be at least repeats.min (" + std::to_string(rule.min) + ")", origin);
@@ -219,7 +219,14 @@ Sweep parse(const nlohmann::json& spec, const std::string& origin) {
                          "must name an axis with exactly two values, got '" + rule.compare + "'", origin);
     }
     rule.values = axes.at(rule.compare).get<std::vector<nlohmann::json>>();
-    rule.ci_half_width = repeats->at("until").at("ci_half_width").get<double>();
+    const auto& until = repeats->at("until");
+    if (until.contains("ci_half_width")) rule.ci_half_width = until.at("ci_half_width").get<double>();
+    if (until.contains("power")) {
+      rule.power = until.at("power").get<double>();
+      rule.slowdown = value_or_default<double>(until, "slowdown", adaptive_properties().at("until").at("properties"));
+      rule.judge.alpha = until.value("alpha", rule.judge.alpha);
+      rule.judge.threshold = until.value("threshold", rule.judge.threshold);
+    }
     sweep.repeats = rule.min;
     sweep.adaptive = std::move(rule);
   } else {

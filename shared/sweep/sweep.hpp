@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "shared/regression_rule.hpp"
+
 namespace ts::sweep {
 
 struct PlannedJob {
@@ -33,7 +35,12 @@ struct AdaptiveRepeats {
   int64_t min{}, max{};
   std::string compare;                 // the axis whose two values are compared
   std::vector<nlohmann::json> values;  // that axis's values, in the sweep's order: the first is the reference
-  double ci_half_width{};              // relative to the estimate
+  // Until the speedup's interval is this narrow (relative to the estimate),
+  // or until the regression rule `judge` has `power` to call a `slowdown`
+  // regressed at the pair's measured run spread: one of the two.
+  std::optional<double> ci_half_width, power;
+  double slowdown{};
+  RegressionRule judge;
 };
 
 // Every member is set by parse(); none carries a default of its own.
@@ -48,7 +55,7 @@ struct Sweep {
   bool node_exclusive{};
   bool pinned{};  // placement: pinned (else spread)
   Requirements requirements;
-  bool interleaved{};  // order: interleaved (else grouped)
+  bool interleaved{};     // order: interleaved (else grouped)
   std::string pair_axis;  // pairing.by: the axis whose values run as a pair on one agent; empty: no pairing
   uint64_t seed{};
   std::vector<PlannedJob> jobs;  // expand() only

@@ -489,17 +489,21 @@ TEST_F(QueryStore, UtilisationAndAchievedFlopsAreMetrics) {
 
 TEST_F(QueryStore, AdaptiveStopsSayWhichPairsStoppedWhy) {
   store_.add_sweep({"adaptive", "adaptive", nlohmann::json::object(), {}, "test", 0, "2026-11-30T00:00:00.000Z"}, {});
-  store_.record_adaptive_pair("adaptive", R"({"model":"mlp"})", 3, 0.01, "converged");
-  store_.record_adaptive_pair("adaptive", R"({"model":"resnet50"})", 20, 0.05, "max_reached");
+  store_.record_adaptive_pair("adaptive", R"({"model":"mlp"})", 3, 0.01, std::nullopt, "converged");
+  store_.record_adaptive_pair("adaptive", R"({"model":"resnet50"})", 20, 0.05, std::nullopt, "max_reached");
+  store_.record_adaptive_pair("adaptive", R"({"model":"vit"})", 9, 0.03, 0.93, "converged");  // until.power
   ResultFilter filter;
   filter.sweeps = {"adaptive"};
   const auto table = adaptive_stops(store_.database(), filter);
-  ASSERT_EQ(table.rows.size(), 2u);
+  ASSERT_EQ(table.rows.size(), 3u);
   EXPECT_EQ(table.rows[0][column(table, "configuration")], R"({"model":"mlp"})");
   EXPECT_EQ(table.rows[0][column(table, "state")], "converged");
+  EXPECT_TRUE(table.rows[0][column(table, "power")].is_null());
   EXPECT_EQ(table.rows[1][column(table, "rounds")], 20);
   EXPECT_NE(table.rows[1][column(table, "why")].get<std::string>().find("maximum"), std::string::npos);
-  EXPECT_EQ(adaptive_stops(store_.database(), {}).rows.size(), 2u);  // every sweep
+  EXPECT_DOUBLE_EQ(table.rows[2][column(table, "power")].get<double>(), 0.93);
+  EXPECT_NE(table.rows[2][column(table, "why")].get<std::string>().find("power"), std::string::npos);
+  EXPECT_EQ(adaptive_stops(store_.database(), {}).rows.size(), 3u);  // every sweep
 }
 
 TEST_F(QueryStore, CompareEveryOtherValueAgainstANamedReference) {

@@ -451,6 +451,19 @@ TEST(Sweep, AdaptiveRepeatsStartWithMinRoundsAndNameTheirBadFields) {
   spec["repeats"]["until"]["compare"] = "mode";
   spec["repeats"]["until"]["ci_half_width"] = 0;
   EXPECT_NE(refusal(spec), "<accepted>");
+  // Until the rule has a power (docs/noise.md): the slowdown's default is the schema's, alpha and threshold the rule's.
+  spec["repeats"]["until"] = {{"compare", "mode"}, {"power", 0.9}};
+  const auto powered = expand(spec, "t.yaml");
+  EXPECT_DOUBLE_EQ(powered.adaptive->power.value_or(0), 0.9);
+  EXPECT_DOUBLE_EQ(powered.adaptive->slowdown, 0.1);
+  EXPECT_DOUBLE_EQ(powered.adaptive->judge.alpha, RegressionRule{}.alpha);
+  EXPECT_FALSE(powered.adaptive->ci_half_width);
+  spec["repeats"]["until"]["threshold"] = 0.08;
+  EXPECT_DOUBLE_EQ(expand(spec, "t.yaml").adaptive->judge.threshold, 0.08);
+  spec["repeats"]["until"]["ci_half_width"] = 0.02;  // one of the two, not both
+  EXPECT_NE(refusal(spec), "<accepted>");
+  spec["repeats"]["until"] = {{"compare", "mode"}, {"power", 1.5}};
+  EXPECT_NE(refusal(spec), "<accepted>");
 }
 
 TEST(Sweep, TextThatIsNotUtf8IsRefusedWithItsOffset) {
@@ -540,7 +553,8 @@ TEST(Sweep, ParseReadsWhatTheFileSays) {
   EXPECT_EQ(sweep.adaptive->max, 9);
   EXPECT_EQ(sweep.adaptive->compare, "mode");
   EXPECT_EQ(sweep.adaptive->values, (std::vector<nlohmann::json>{"eager", "compiled"}));
-  EXPECT_DOUBLE_EQ(sweep.adaptive->ci_half_width, 0.05);
+  EXPECT_DOUBLE_EQ(sweep.adaptive->ci_half_width.value_or(0), 0.05);
+  EXPECT_FALSE(sweep.adaptive->power);
 }
 
 TEST(Yaml, PlainScalarsAreTypedAndQuotedOnesStayStrings) {

@@ -1,0 +1,45 @@
+#pragma once
+// The regression rule every verdict of torchsweep uses (docs/query.md,
+// docs/noise.md): `query --baseline`, `nightly`, `confirm` and the report
+// judge by it, `query --noise` measures its false alarms, and adaptive
+// repeats may run until it has the power asked for. Shared by the readers
+// and the coordinator, so that there is one rule.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace ts {
+
+// A group regressed when the Mann-Whitney test of its runs against the
+// baseline's gives p below `alpha` and its median moved the worse way by
+// more than `threshold`.
+struct RegressionRule {
+  double alpha = 0.01;
+  double threshold = 0.05;
+  // The tag of the sweeps whose runs calibrate each configuration's noise
+  // (torchsweep calibrate tags its sweeps so): a calibrated configuration's
+  // threshold is the larger of `threshold` and what its noise requires
+  // (docs/noise.md). Empty: `threshold` alone.
+  std::string calibration_tag = "calibration";
+};
+
+struct Judgement {
+  double p_value = 1;
+  std::string verdict;  // "regressed", "improved" or "same"
+};
+
+// `now` against `then` (neither empty) by `rule`; `higher_is_better` says
+// which way is worse.
+Judgement judge_change(const std::vector<double>& now, const std::vector<double>& then, bool higher_is_better,
+                       const RegressionRule& rule);
+
+// The change that the difference of two nights' means of n and m runs
+// exceeds by chance with probability alpha / 2, for runs whose logs vary by
+// `run_variance`: the threshold this noise requires of the rule.
+double needed_threshold(double run_variance, std::size_t n, std::size_t m, const RegressionRule& rule);
+// How often `rule` itself calls a slowdown (0.10: 10%) regressed with n runs
+// against m whose logs spread by `run_sd`: a seeded simulation of 2000
+// nights, the same on every call.
+double detection_power(double run_sd, std::size_t n, std::size_t m, double slowdown, const RegressionRule& rule);
+
+}  // namespace ts
