@@ -233,8 +233,10 @@ Command add_local_sweep_command(CLI::App* command, bool calibrate) {
   command->add_option("sweep", settings->sweep, "sweep file (YAML or JSON)")->required();
   command->add_option("--db", settings->db, "the SQLite store (created if missing)")->capture_default_str();
   if (calibrate) {
-    command->add_option("--rounds", settings->rounds, "identical runs of each configuration (separate processes)")
-        ->required()
+    command
+        ->add_option(
+            "--rounds", settings->rounds,
+            "identical runs of each configuration (separate processes); default: the sweep's calibration block")
         ->check(CLI::Range(int64_t{2}, int64_t{10000}));
     command->add_option("--night-runs", settings->night_runs, "runs a night in the A/A pairs of the false-alarm rate")
         ->capture_default_str()
@@ -261,10 +263,18 @@ Command add_local_sweep_command(CLI::App* command, bool calibrate) {
   return [settings, calibrate] {
     auto spec = sweep::read_document(settings->sweep);
     if (calibrate) {
-      // A/A: every configuration the same way, round after round, tagged so that history tells it apart.
-      spec["repeats"] = settings->rounds;
-      if (!spec.contains("tags")) spec["tags"] = nlohmann::json::array();
-      spec["tags"].push_back(readers::RegressionRule{}.calibration_tag);
+      // A/A: every configuration the same way, round after round (the sweep's calibration block, docs/noise.md).
+      if (settings->rounds > 0) {
+        spec.erase("repeats");
+        spec["calibration"]["rounds"] = settings->rounds;
+      } else if (!spec.contains("calibration")) {
+        throw InvalidInput("--rounds", "the sweep has no calibration block: give the rounds");
+      }
+      if (spec.at("calibration").value("nodes", 1) > 1) {
+        throw InvalidInput("calibration.nodes", "calibrate runs one local agent: submit a calibration over " +
+                                                    spec.at("calibration").at("nodes").dump() +
+                                                    " nodes to a coordinator with torchsweep submit");
+      }
     }
     // Bad files, and data folders or models the local agent may not read, fail here, before anything is created.
     const std::vector<std::filesystem::path> data_roots(settings->data_roots.begin(), settings->data_roots.end());

@@ -14,7 +14,7 @@ namespace ts::coordinator {
 
 SweepSettings SweepSettings::of(int64_t sequence, const sweep::Sweep& sweep) {
   return {sequence,           sweep.priority, sweep.node_exclusive, sweep.pinned,
-          sweep.requirements, sweep.adaptive, sweep.pair_axis};
+          sweep.requirements, sweep.adaptive, sweep.pair_axis,      sweep.calibration_nodes};
 }
 
 JobRegistry::JobRegistry(store::Store& store, WriteBatch& batch, RegistryOptions options, Send send)
@@ -46,6 +46,12 @@ void JobRegistry::track(const store::StoredJob& job, const SweepSettings& settin
   schedulable.pinned = settings.pinned || !settings.pair_axis.empty();
   schedulable.pin_key =
       settings.pair_axis.empty() ? job.config_key : sweep::pair_key(job.config_key, settings.pair_axis);
+  if (settings.calibration_nodes > 0) {
+    // A calibration: round r of a configuration on its (r mod nodes)-th agent, each a different one.
+    schedulable.pinned = true;
+    schedulable.pin_key = fmt::format("{}\x1fnode {}", job.config_key, job.repeat % settings.calibration_nodes);
+    schedulable.spread_key = job.config_key;
+  }
   schedulable.requirements = settings.requirements;
   schedulable.attempts = job.attempts;
   Job tracked;

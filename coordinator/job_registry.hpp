@@ -43,7 +43,8 @@ struct SweepSettings {
   bool node_exclusive = true, pinned = false;
   Requirements requirements;
   std::optional<AdaptiveRule> adaptive;
-  std::string pair_axis;  // pairing.by; empty: none
+  std::string pair_axis;          // pairing.by; empty: none
+  int64_t calibration_nodes = 0;  // calibration.nodes; 0: not a calibration
 
   static SweepSettings of(int64_t sequence, const sweep::Sweep& sweep);
 };

@@ -61,6 +61,7 @@ std::vector<std::string> Scheduler::remove_agent(const std::string& name) {
   agents_.erase(found);
   dirty_agents_.erase(name);
   std::erase_if(pins_, [&](const auto& pin) { return pin.second == name; });
+  for (auto& [key, agents] : spread_agents_) agents.erase(name);
   return orphans;
 }
 
@@ -208,6 +209,10 @@ std::optional<std::vector<int64_t>> Scheduler::fit(const SchedulableJob& job, co
   if (job.pinned) {
     const auto pin = pins_.find({job.sweep_id, job.pin_key});
     if (pin != pins_.end() && pin->second != resources.name) return std::nullopt;
+    if (pin == pins_.end() && !job.spread_key.empty()) {
+      const auto spread = spread_agents_.find({job.sweep_id, job.spread_key});
+      if (spread != spread_agents_.end() && spread->second.contains(resources.name)) return std::nullopt;
+    }
   }
   if (!job.uses_gpus) {
     if (agent.cpu_busy) return std::nullopt;
@@ -233,7 +238,9 @@ void Scheduler::occupy(const SchedulableJob& job, AgentState& agent, const std::
   for (const auto& node : host_agents(job)) {
     if (node != agent.resources.name) keep(node, job.job_id, running);
   }
-  if (job.pinned) pins_.emplace(std::make_pair(job.sweep_id, job.pin_key), agent.resources.name);
+  if (job.pinned && pins_.emplace(std::make_pair(job.sweep_id, job.pin_key), agent.resources.name).second &&
+      !job.spread_key.empty())
+    spread_agents_[{job.sweep_id, job.spread_key}].insert(agent.resources.name);
 }
 
 std::vector<Assignment> Scheduler::schedule() {

@@ -52,6 +52,9 @@ struct SchedulableJob {
   bool node_exclusive = true;
   bool pinned = false;
   std::string pin_key;  // what a pinned job's agent is kept for: its configuration, or its pair's (pairing)
+  // Pinned jobs of one spread key (a calibration's configuration) with
+  // different pin keys (its node slots) never share an agent.
+  std::string spread_key;
   Requirements requirements;
   int64_t attempts = 0;  // attempts made so far
   // A multi-node job's hosts (the job's `hosts`, HOST or HOST:SLOTS); those
@@ -143,6 +146,8 @@ class Scheduler {
   std::size_t queued_ = 0;
   std::map<std::string, RunningJob> running_;
   std::map<std::pair<std::string, std::string>, std::string> pins_;  // (sweep, pin key) -> agent
+  // (sweep, spread key) -> the agents its pins hold
+  std::map<std::pair<std::string, std::string>, std::set<std::string>> spread_agents_;
   std::set<std::string> dirty_agents_;  // agents whose capacity grew since the last schedule()
   bool queue_grew_ = false;
 };

@@ -402,7 +402,8 @@ void Store::record_calibration(const std::string& sweep_id, int64_t night_runs, 
   database_
       .prepare(
           "INSERT OR REPLACE INTO calibrations (sweep_id, recorded_at, rounds, night_runs, alpha, hosts, environments) "
-          "VALUES (?1, ?2, (SELECT COALESCE(json_extract(spec, '$.repeats'), 1) FROM sweeps WHERE sweep_id = ?1), "
+          "VALUES (?1, ?2, (SELECT COALESCE(json_extract(spec, '$.calibration.rounds'), json_extract(spec, "
+          "'$.repeats'), 1) FROM sweeps WHERE sweep_id = ?1), "
           "?3, ?4, (SELECT json_group_array(host) FROM (SELECT DISTINCT host FROM results WHERE sweep_id = ?1 "
           "ORDER BY host)), (SELECT json_group_array(environment) FROM (SELECT DISTINCT COALESCE(env, 'own') || "
           "' / torch ' || COALESCE(torch_version, '?') AS environment FROM results WHERE sweep_id = ?1 ORDER BY 1)))")

@@ -229,6 +229,15 @@ Sweep parse(const nlohmann::json& spec, const std::string& origin) {
     }
     sweep.repeats = rule.min;
     sweep.adaptive = std::move(rule);
+  } else if (const auto calibration = spec.find("calibration"); calibration != spec.end()) {
+    // A/A: rounds of identical jobs, tagged so that the thresholds find them (docs/noise.md).
+    if (spec.contains("repeats"))
+      throw InvalidInput("calibration", "a calibration's rounds are its repeats: drop `repeats`", origin);
+    sweep.repeats = calibration->at("rounds").get<int64_t>();
+    sweep.calibration_nodes =
+        value_or_default<int64_t>(*calibration, "nodes", properties().at("calibration").at("properties"));
+    if (std::find(sweep.tags.begin(), sweep.tags.end(), RegressionRule{}.calibration_tag) == sweep.tags.end())
+      sweep.tags.push_back(RegressionRule{}.calibration_tag);
   } else {
     sweep.repeats = value_or_default<int64_t>(spec, "repeats");
   }

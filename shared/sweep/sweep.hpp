@@ -57,6 +57,9 @@ struct Sweep {
   Requirements requirements;
   bool interleaved{};     // order: interleaved (else grouped)
   std::string pair_axis;  // pairing.by: the axis whose values run as a pair on one agent; empty: no pairing
+  // calibration.nodes: the distinct agents a configuration's rounds are
+  // spread over (0: not a calibration; its rounds are `repeats`).
+  int64_t calibration_nodes{};
   uint64_t seed{};
   std::vector<PlannedJob> jobs;  // expand() only
   std::size_t configurations{};  // expand() only

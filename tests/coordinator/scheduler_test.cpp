@@ -198,6 +198,30 @@ TEST(Scheduler, APairsConfigurationsStayOnTheAgentThatRanTheFirstOfThem) {
   EXPECT_EQ(ids(scheduler.schedule()), Ids{"compiled@a"});
 }
 
+// calibration: {rounds, nodes: 2} (docs/noise.md): a configuration's rounds
+// alternate between two node slots, each pinned to a different agent.
+TEST(Scheduler, ACalibrationsNodeSlotsOfOneConfigurationTakeDifferentAgents) {
+  Scheduler scheduler;
+  scheduler.add_agent(cpu_agent("a"));
+  for (int r = 0; r < 4; ++r) {
+    auto j = job("cfg-r" + std::to_string(r), r);
+    j.pin_key = "cfg node " + std::to_string(r % 2);
+    j.spread_key = "cfg";
+    j.pinned = true;
+    scheduler.enqueue(j);
+  }
+  EXPECT_EQ(ids(scheduler.schedule()), Ids{"cfg-r0@a"});
+  scheduler.release("cfg-r0");
+  // Slot 1 may not join slot 0 on a: it waits for an agent of its own, and
+  // slot 0's next round runs meanwhile.
+  EXPECT_EQ(ids(scheduler.schedule()), Ids{"cfg-r2@a"});
+  scheduler.release("cfg-r2");
+  scheduler.add_agent(cpu_agent("b"));
+  EXPECT_EQ(ids(scheduler.schedule()), Ids{"cfg-r1@b"});
+  scheduler.release("cfg-r1");
+  EXPECT_EQ(ids(scheduler.schedule()), Ids{"cfg-r3@b"});
+}
+
 TEST(Scheduler, RemovedAgentGivesBackItsJobsAndRequeueCountsAttempts) {
   Scheduler scheduler;
   scheduler.add_agent(cpu_agent("a"));

@@ -237,6 +237,36 @@ repeats: {min: 3, max: 7, until: {compare: mode, power: 0.9, slowdown: 0.05}}
   EXPECT_LT(stops["0.3"].at("power").get<double>(), 0.9) << query.out;
 }
 
+// A calibration submitted to a coordinator with two agents (docs/noise.md):
+// each configuration's rounds alternate between the two agents, read back
+// from the stored jobs, and the sweep is tagged for the thresholds.
+TEST_F(Sweeps, ACalibrationOverTwoNodesRunsEachConfigurationsRoundsOnBothAgentsInTurn) {
+  start_coordinator();
+  start_agents(2);
+  submit(R"(
+name: spread-calibration
+axes: {mode: [eager, compiled]}
+fixed: {model: mlp, batch_size: 2, labels: {sleep: "0.05"}}
+calibration: {rounds: 6, nodes: 2}
+)");
+  ASSERT_TRUE(sweep_ends("done", 120s)) << status().dump();
+  EXPECT_EQ(store_rows("SELECT group_concat(tag) FROM sweep_tags"), "calibration\n");
+  // mode -> round -> agent
+  std::map<std::string, std::map<int, std::string>> agents;
+  std::istringstream lines(
+      store_rows("SELECT json_extract(config_key, '$.mode'), repeat, agent FROM jobs WHERE state = 'done'"));
+  for (std::string line; std::getline(lines, line);) {
+    const auto first = line.find('|'), second = line.rfind('|');
+    agents[line.substr(0, first)][std::stoi(line.substr(first + 1, second - first - 1))] = line.substr(second + 1);
+  }
+  ASSERT_EQ(agents.size(), 2u);
+  for (const auto& [mode, rounds] : agents) {
+    ASSERT_EQ(rounds.size(), 6u) << mode;
+    EXPECT_NE(rounds.at(0), rounds.at(1)) << mode;
+    for (int round = 2; round < 6; ++round) EXPECT_EQ(rounds.at(round), rounds.at(round % 2)) << mode << " " << round;
+  }
+}
+
 TEST_F(Sweeps, GpuJobsWaitWhileOnlyCpuAgentsAreConnected) {
   start_coordinator();
   start_agents(1);
@@ -472,6 +502,16 @@ fixed: {model: mlp, batch_size: 2, labels: {noise: "0.06", epoch_noise: "0.02"}}
   const auto bad = torchsweep({"calibrate", file.string(), "--rounds", "1", "--db", db().string()});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--rounds"), std::string::npos) << bad.err;
+  const auto no_rounds = torchsweep({"calibrate", file.string(), "--db", db().string()});
+  EXPECT_EQ(no_rounds.exit_code, 2);
+  EXPECT_NE(no_rounds.err.find("--rounds"), std::string::npos) << no_rounds.err;
+  // One local agent cannot spread a calibration over two nodes: said, and nothing runs.
+  const auto spread = write_file("spread.yaml",
+                                 "name: spread\naxes: {mode: [eager]}\nfixed: {model: mlp, batch_size: 2}\n"
+                                 "calibration: {rounds: 4, nodes: 2}\n");
+  const auto local = torchsweep({"calibrate", spread.string(), "--db", db().string()});
+  EXPECT_EQ(local.exit_code, 2);
+  EXPECT_NE(local.err.find("calibration.nodes"), std::string::npos) << local.err;
 }
 
 TEST_F(Sweeps, RunWithTheRealWorker) {

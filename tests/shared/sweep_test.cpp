@@ -408,6 +408,26 @@ TEST(Sweep, APairsConfigurationsRunTogetherInAlternationRoundByRound) {
   EXPECT_EQ(refusal(spec), "pairing.on");
 }
 
+// calibration: {rounds, nodes} (docs/noise.md): the rounds are the
+// repeats, the sweep is tagged calibration, and repeats beside it is refused.
+TEST(Sweep, ACalibrationBlockSetsTheRoundsTheNodesAndTheTag) {
+  auto spec = minimal();
+  spec["calibration"] = {{"rounds", 6}, {"nodes", 3}};
+  const auto sweep = expand(spec, "t.yaml");
+  EXPECT_EQ(sweep.repeats, 6);
+  EXPECT_EQ(sweep.jobs.size(), 12u * 6);
+  EXPECT_EQ(sweep.calibration_nodes, 3);
+  EXPECT_EQ(sweep.tags, std::vector<std::string>{"calibration"});
+  spec["calibration"].erase("nodes");
+  EXPECT_EQ(expand(spec, "t.yaml").calibration_nodes, 1);
+  EXPECT_EQ(expand(minimal(), "t.yaml").calibration_nodes, 0);
+  spec["repeats"] = 3;
+  EXPECT_EQ(refusal(spec), "calibration");
+  spec.erase("repeats");
+  spec["calibration"]["rounds"] = 1;
+  EXPECT_EQ(refusal(spec), "calibration.rounds");
+}
+
 TEST(Sweep, ErrorsNameThePathInsideTheFile) {
   auto spec = minimal();
   spec["axes"]["batch_size"] = {8, 16, 0};
