@@ -123,8 +123,10 @@ class Cluster : public ::testing::Test {
   // it crash (exit 1), crash on its first attempt, or refuse the job (exit 2);
   // `labels.pid_file` gets its pid. Compiled jobs report half the time,
   // `labels.noise` scatters each job's times by up to that fraction,
-  // `labels.epoch_noise` each epoch's by a Gaussian of that spread, and
-  // `labels.scale_file` (a number in a file) scales them.
+  // `labels.epoch_noise` each epoch's by a Gaussian of that spread,
+  // `labels.scale_file` (a number in a file) scales them, and
+  // `labels.host_scale` ("HOST=FACTOR ...") scales those of the hosts it
+  // names. Results name the host the runner ran on, as a real runner's do.
   // It is also the witness of "one live attempt per job": for its whole life
   // it holds an exclusive lock on a file of its job, and records a violation
   // when another runner of the same job holds it (violations()); every
@@ -134,7 +136,7 @@ class Cluster : public ::testing::Test {
     std::ofstream(template_file) << make_result({}).dump();
     const auto path = directory_ / "fake_runner.py";
     std::ofstream(path) << R"(#!/usr/bin/env python3
-import fcntl, json, os, sys, time
+import fcntl, json, os, socket, sys, time
 args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
 job = json.load(open(args["--job"]))
 labels = job.get("labels", {})
@@ -165,7 +167,11 @@ if progress:
 result = json.load(open(")" + template_file.string() +
                                R"("))
 result["job"] = job
+result["context"]["hostname"] = socket.gethostname()
 scale = 0.5 if job.get("mode") == "compiled" else 1.0
+# labels.host_scale: "HOST=FACTOR ...": a node that is slower or faster than the others.
+scale *= dict((entry.split("=")[0], float(entry.split("=")[1])) for entry in labels.get("host_scale", "").split()).get(
+    socket.gethostname(), 1.0)
 # labels.scale_file: a file holding a factor for every job's times, read when
 # the job runs, so a test can slow the "code" down between two sweeps.
 if "scale_file" in labels and os.path.exists(labels["scale_file"]):
