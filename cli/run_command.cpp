@@ -14,6 +14,7 @@
 #include "agent/allowed_roots.hpp"
 #include "cli/client.hpp"
 #include "cli/commands.hpp"
+#include "cli/confirmation.hpp"
 #include "cli/key_value.hpp"
 #include "cli/shutdown.hpp"
 #include "cli/table_renderer.hpp"
@@ -26,6 +27,8 @@
 #include "shared/log.hpp"
 #include "shared/sweep/sweep.hpp"
 #include "shared/wire/authentication.hpp"
+#include "shared/wire/protocol.hpp"
+#include "store/migrations.hpp"
 
 namespace ts::cli {
 namespace {
@@ -180,22 +183,19 @@ void print_results(store::Store& store, const std::string& sweep_id, const std::
   std::cout << "Report (charts, history, reproducing commands): " << report << "\n";
 }
 
-// A calibration (docs/noise.md): the sweep's configurations each run
-// `rounds` times as identical jobs, then their noise is printed.
-// calibrate's end: the sweep's noise table, printed and recorded in the
-// store's calibrations (this process is the store's one writer).
-void record_noise(store::Store& store, const std::string& sweep_id, const std::string& db, std::size_t night_runs) {
+// calibrate's end (docs/noise.md): the sweep's noise table, printed with what
+// a night of its configurations should expect; returned as the records of
+// the store's calibrations tables.
+std::vector<nlohmann::json> print_noise(store::Database& database, const std::string& sweep_id,
+                                        std::size_t night_runs) {
   readers::NoiseOptions options;
   options.filter.sweeps = {sweep_id};
   options.night_runs = night_runs;
-  const auto noise = readers::noise_table(store.database(), options);
-  store.record_calibration(sweep_id, static_cast<int64_t>(night_runs), options.rule.alpha,
-                           readers::calibration_records(noise));
+  const auto noise = readers::noise_table(database, options);
   std::cout << "\nNoise by configuration (sweep " << sweep_id
             << "; spreads on the log scale; false alarms of the nightly rule on A/A pairs of " << night_runs
             << " runs against " << night_runs << "):\n"
             << render(noise, Format::table, terminal_width());
-  // Per night, over every configuration: what a nightly run of this sweep should expect.
   double expected = 0;
   std::size_t measured = 0;
   for (const auto& row : noise.rows) {
@@ -209,8 +209,7 @@ void record_noise(store::Store& store, const std::string& sweep_id, const std::s
         "\nA night of these {} configurations: {:.3f} false alarms expected from the measured rates (nominal {:.3f})\n",
         measured, expected, static_cast<double>(measured) * options.rule.alpha / 2);
   }
-  std::cout << "\nRecorded in " << db << " (torchsweep query --calibrations); ask again with: torchsweep query --db "
-            << db << " --sweep " << sweep_id << " --noise\n";
+  return readers::calibration_records(noise);
 }
 
 struct LocalSweepSettings {
@@ -223,7 +222,37 @@ struct LocalSweepSettings {
   // calibrate only
   int64_t rounds = 0;
   std::size_t night_runs = readers::NoiseOptions{}.night_runs;
+  ClientSettings client;  // with --coordinator: the calibration runs on that cluster
+  int64_t timeout_s = 7 * 24 * 3600;
 };
+
+// calibrate --coordinator: the calibration submitted to a cluster, waited
+// for, its noise read from the store read-only and recorded by the
+// coordinator, the store's one writer.
+int calibrate_on_cluster(const LocalSweepSettings& settings, const nlohmann::json& spec) {
+  const auto submitted = request(
+      settings.client,
+      wire::make_message("submit", {{"sweep", spec}, {"origin", settings.sweep}, {"submitter", submitter_name()}}));
+  const auto sweep_id = submitted.at("sweep_id").get<std::string>();
+  std::fprintf(stderr, "calibration %s submitted to %s: %lld jobs; waiting for them\n", sweep_id.c_str(),
+               settings.client.coordinator.c_str(), static_cast<long long>(submitted.at("jobs").get<int64_t>()));
+  wait_for_sweep(settings.client, sweep_id, std::chrono::seconds(settings.timeout_s));
+  auto database = store::open_read_only(settings.db);
+  const auto records = print_noise(database, sweep_id, settings.night_runs);
+  request(settings.client, wire::make_message("record_calibration", {{"sweep", sweep_id},
+                                                                     {"night_runs", settings.night_runs},
+                                                                     {"alpha", RegressionRule{}.alpha},
+                                                                     {"configurations", records}}));
+  std::cout << "\nRecorded by the coordinator in " << settings.db << " (torchsweep query --calibrations)\n";
+  const auto status = request(settings.client, wire::make_message("status", {{"sweep", sweep_id}}));
+  const auto failed = status.at("sweeps").at(0).at("jobs").value("failed", int64_t{0});
+  if (failed > 0) {
+    std::fprintf(stderr, "%lld jobs of the calibration failed: torchsweep export --db %s --sweep %s --include-failed\n",
+                 static_cast<long long>(failed), settings.db.c_str(), sweep_id.c_str());
+    return exit_code::run_failed;
+  }
+  return exit_code::ok;
+}
 
 // `run` and `calibrate`: a coordinator, one local agent and the store in
 // this process, the sweep submitted to them; `calibrate` first makes every
@@ -241,6 +270,10 @@ Command add_local_sweep_command(CLI::App* command, bool calibrate) {
     command->add_option("--night-runs", settings->night_runs, "runs a night in the A/A pairs of the false-alarm rate")
         ->capture_default_str()
         ->check(CLI::Range(std::size_t{2}, std::size_t{10000}));
+    add_client_options(command, settings->client);
+    command->add_option("--timeout-s", settings->timeout_s, "with --coordinator: how long to wait for the calibration")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
   } else {
     command->add_option("--report", settings->report,
                         "where the HTML report goes (default: beside the store, DB.report.html)");
@@ -260,7 +293,7 @@ Command add_local_sweep_command(CLI::App* command, bool calibrate) {
   add_model_path_option(command, settings->model_roots);
   add_environment_option(command, settings->environments);
   command->add_flag("--verbose", settings->verbose, "log the coordinator's and the agent's work (info level)");
-  return [settings, calibrate] {
+  return [settings, calibrate, command] {
     auto spec = sweep::read_document(settings->sweep);
     if (calibrate) {
       // A/A: every configuration the same way, round after round (the sweep's calibration block, docs/noise.md).
@@ -270,10 +303,11 @@ Command add_local_sweep_command(CLI::App* command, bool calibrate) {
       } else if (!spec.contains("calibration")) {
         throw InvalidInput("--rounds", "the sweep has no calibration block: give the rounds");
       }
+      if (command->count("--coordinator") > 0) return calibrate_on_cluster(*settings, spec);
       if (spec.at("calibration").value("nodes", 1) > 1) {
-        throw InvalidInput("calibration.nodes", "calibrate runs one local agent: submit a calibration over " +
+        throw InvalidInput("calibration.nodes", "without --coordinator calibrate runs one local agent: give the " +
                                                     spec.at("calibration").at("nodes").dump() +
-                                                    " nodes to a coordinator with torchsweep submit");
+                                                    " nodes' coordinator with --coordinator");
       }
     }
     // Bad files, and data folders or models the local agent may not read, fail here, before anything is created.
@@ -359,7 +393,11 @@ Command add_local_sweep_command(CLI::App* command, bool calibrate) {
       return exit_code::run_failed;
     }
     if (calibrate) {
-      record_noise(store, submission.sweep_id, settings->db, settings->night_runs);
+      store.record_calibration(submission.sweep_id, static_cast<int64_t>(settings->night_runs), RegressionRule{}.alpha,
+                               print_noise(store.database(), submission.sweep_id, settings->night_runs));
+      std::cout << "\nRecorded in " << settings->db
+                << " (torchsweep query --calibrations); ask again with: torchsweep query --db " << settings->db
+                << " --sweep " << submission.sweep_id << " --noise\n";
     } else {
       print_results(store, submission.sweep_id, settings->db,
                     settings->no_report        ? std::string()

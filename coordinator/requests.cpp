@@ -127,6 +127,19 @@ nlohmann::json Requests::answer(const std::string& type, const nlohmann::json& r
     const auto [sweep_id, jobs] = rerun(request.at("sweep"), request.at("configurations"), request.at("runs"));
     return wire::make_message("rerun_queued", {{"sweep_id", sweep_id}, {"jobs", jobs}});
   }
+  if (type == "record_calibration") {
+    const auto sweep_id = sweep_id_of(request.at("sweep"));
+    const auto summary = store_.sweeps(sweep_id).at(0);
+    if (summary.state == "active") throw InvalidInput("sweep", "sweep " + sweep_id + " is still running");
+    if (!summary.spec.contains("calibration"))
+      throw InvalidInput("sweep", "sweep " + sweep_id + " is not a calibration (no calibration block)");
+    const auto rows = request.at("configurations").get<std::vector<nlohmann::json>>();
+    batch_.open();
+    store_.record_calibration(sweep_id, request.at("night_runs").get<int64_t>(), request.at("alpha").get<double>(),
+                              rows);
+    log::info("sweep {}: calibration of {} configurations recorded", sweep_id, rows.size());
+    return wire::make_message("calibration_recorded", {{"sweep_id", sweep_id}, {"configurations", rows.size()}});
+  }
   throw InvalidInput("type", "unexpected message type '" + type + "' from a client");
 }
 

@@ -237,20 +237,34 @@ repeats: {min: 3, max: 7, until: {compare: mode, power: 0.9, slowdown: 0.05}}
   EXPECT_LT(stops["0.3"].at("power").get<double>(), 0.9) << query.out;
 }
 
-// A calibration submitted to a coordinator with two agents (docs/noise.md):
+// `calibrate --coordinator` on a cluster of two agents (docs/noise.md):
 // each configuration's rounds alternate between the two agents, read back
-// from the stored jobs, and the sweep is tagged for the thresholds.
+// from the stored jobs; the sweep is tagged for the thresholds, and its
+// noise table, computed by the client from the store read-only, is
+// recorded by the coordinator.
 TEST_F(Sweeps, ACalibrationOverTwoNodesRunsEachConfigurationsRoundsOnBothAgentsInTurn) {
   start_coordinator();
   start_agents(2);
-  submit(R"(
+  const auto file = write_file("spread.yaml", R"(
 name: spread-calibration
 axes: {mode: [eager, compiled]}
-fixed: {model: mlp, batch_size: 2, labels: {sleep: "0.05"}}
+fixed: {model: mlp, batch_size: 2, labels: {sleep: "0.05", noise: "0.04"}}
 calibration: {rounds: 6, nodes: 2}
 )");
-  ASSERT_TRUE(sweep_ends("done", 120s)) << status().dump();
+  const auto calibrated = torchsweep(
+      {"calibrate", file.string(), "--coordinator", endpoint(), "--db", db().string(), "--timeout-s", "120"});
+  ASSERT_EQ(calibrated.exit_code, 0) << calibrated.err;
+  EXPECT_NE(calibrated.out.find("Noise by configuration"), std::string::npos) << calibrated.out;
+  EXPECT_EQ(sweep_state(), "done");
   EXPECT_EQ(store_rows("SELECT group_concat(tag) FROM sweep_tags"), "calibration\n");
+  const auto recorded = torchsweep({"query", "--db", db().string(), "--calibrations", "--format", "json"});
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  const auto calibrations = nlohmann::json::parse(recorded.out);
+  ASSERT_EQ(calibrations.size(), 2u) << recorded.out;
+  for (const auto& row : calibrations) {
+    EXPECT_EQ(row.at("rounds"), 6) << row.dump();
+    EXPECT_EQ(row.at("processes"), 6) << row.dump();
+  }
   // mode -> round -> agent
   std::map<std::string, std::map<int, std::string>> agents;
   std::istringstream lines(
