@@ -222,8 +222,10 @@ void add_speedups(const Table& table, const std::string& compared_axis, const st
   }
 }
 
+// `noise`: the noise page's rows over the same history (report_data), each
+// with its configuration's label.
 nlohmann::json trends(Database& database, const ReportOptions& options, const std::vector<SweepRow>& history,
-                      const std::string& baseline_id) {
+                      const std::string& baseline_id, const nlohmann::json& noise) {
   auto series = nlohmann::json::array();
   if (history.size() < 2) return series;
   std::map<std::string, std::size_t> position;
@@ -238,17 +240,11 @@ nlohmann::json trends(Database& database, const ReportOptions& options, const st
   const auto table = query(database, query_options);
   // Each configuration's noise over the history's runs (docs/noise.md): a
   // night's median spreads by sqrt(run_cv^2 / runs + night_cv^2).
-  NoiseOptions noise_options;
-  noise_options.filter = query_options.filter;
-  noise_options.rule = options.rule;
-  const auto noise = noise_table(database, noise_options);
   std::map<std::string, std::pair<double, double>> noise_of;  // label -> (run_cv, night_cv)
-  for (const auto& row : noise.rows) {
-    nlohmann::json named;
-    for (std::size_t column = 0; column < noise.columns.size(); ++column) named[noise.columns[column]] = row[column];
-    const auto& night = named.at("night_cv");
-    noise_of[label_of(named, configuration_axes())] = {named.at("run_cv").get<double>(),
-                                                       night.is_number() ? night.get<double>() : 0.0};
+  for (const auto& row : noise) {
+    const auto& night = row.at("night_cv");
+    noise_of[row.at("configuration").get<std::string>()] = {row.at("run_cv").get<double>(),
+                                                            night.is_number() ? night.get<double>() : 0.0};
   }
   // configuration label -> (history position, median, runs)
   std::map<std::string, std::vector<std::tuple<std::size_t, double, int64_t>>> points;
@@ -465,17 +461,17 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
 
   const auto history = history_sweeps(database, current, options.filter.tags, options.history_limit);
   data["history"] = {{"sweeps", history.size()}, {"method", "L1 Potts step detection (asv-style), docs/report.md"}};
-  data["trends"] = trends(database, options, history, baseline_id);
   // The noise page: each configuration's noise and the rules' false alarms
-  // on its runs, over the history (the current sweeps without one).
+  // on its runs, over the history (the current sweeps without one); the
+  // history charts' noise bands come from the same rows.
   NoiseOptions noise_options;
   noise_options.filter = filter;
   noise_options.filter.sweeps = history.size() >= 2 ? ids_of(history) : ids;
-  noise_options.filter.tags.clear();
   noise_options.rule = options.rule;
-  auto noise = noise_table(database, noise_options);
+  const auto noise = noise_table(database, noise_options);
   auto noise_rows = row_objects(noise);
   for (auto& row : noise_rows) row["configuration"] = label_of(row, configuration_axes());
+  data["trends"] = trends(database, options, history, baseline_id, noise_rows);
   data["noise"] = {{"columns", noise.columns}, {"rows", noise_rows}};
   data["environments"] = environments(database, ids);
   return data;
