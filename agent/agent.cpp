@@ -8,13 +8,14 @@
 #include <set>
 
 #include "agent/allowed_roots.hpp"
-#include "agent/capabilities.hpp"
 #include "agent/executor.hpp"
 #include "agent/judge/judge.hpp"
-#include "agent/machine_condition.hpp"
-#include "agent/process_tree.hpp"
+#include "agent/node/capabilities.hpp"
+#include "agent/node/machine_condition.hpp"
+#include "agent/node/process_tree.hpp"
 #include "agent/rank_launch.hpp"
 #include "shared/errors.hpp"
+#include "shared/host_name.hpp"
 #include "shared/job_fields.hpp"
 #include "shared/log.hpp"
 #include "shared/runner_contract.hpp"
@@ -43,12 +44,6 @@ std::optional<nlohmann::json> progress_fields(const nlohmann::json& line) {
   if (*epoch < 1 || *epochs < 1 || *seconds < 0) return std::nullopt;
   // The wire's progress message has fields of its own (schemas/protocol/progress.schema.json).
   return nlohmann::json{{"epoch", *epoch}, {"epochs", *epochs}, {"seconds", *seconds}};
-}
-
-std::string host_name() {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  return host;
 }
 
 }  // namespace
@@ -98,7 +93,6 @@ Agent::Agent(asio::io_context& io, AgentOptions options)
     if (!placement.environment.empty())
       log::info("runner {} runs in environment {}", placement.runner, placement.environment);
   }
-  const auto worker = runners_.find("libtorch");
   capabilities_ = detect_capabilities(own);
   capabilities_["environments"] = environment_capabilities(probes, runners_, environments_);
   if (capabilities_.at("gpus").empty()) {
@@ -111,11 +105,15 @@ Agent::Agent(asio::io_context& io, AgentOptions options)
       log::warn("no GPU telemetry in this agent's results: {}", nvml_unavailable_);
     }
   }
-  capabilities_["peak_flops"] =
-      peak_flops(options_.peak_probe, worker == runners_.end() ? "" : worker->second.program.string(),
-                 options_.work_directory / "peak_flops.json", capabilities_);
+  measure_peak(options_.peak_probe);
   spool_.emplace(options_.work_directory / "spool");
   kill_leftover_runners();
+}
+
+void Agent::measure_peak(PeakProbe mode) {
+  const auto worker = runners_.find("libtorch");
+  capabilities_["peak_flops"] = peak_flops(mode, worker == runners_.end() ? "" : worker->second.program.string(),
+                                           options_.work_directory / "peak_flops.json", capabilities_);
 }
 
 void Agent::kill_leftover_runners() {
@@ -311,6 +309,12 @@ void Agent::accept(const nlohmann::json& assign) {
                                               {"reason", std::string(error.what()) + " on agent " + options_.name}}));
     return;
   }
+  if (peak_check_ == PeakCheck::stale && running_.empty() && options_.peak_probe != PeakProbe::off) {
+    // Idle: nothing of this agent's competes with the probe.
+    log::warn("measuring the devices' peak again: a result's FLOP rate exceeded it");
+    measure_peak(PeakProbe::fresh);
+    peak_check_ = PeakCheck::remeasured;
+  }
   running_[job_id] = std::move(candidate);
   send(wire::make_message("job_accepted", {{"job_id", job_id}, {"attempt", attempt}}));
   log::info("job {} attempt {}: starting runner {}{}", job_id, attempt, runner_name,
@@ -397,6 +401,14 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, Placement placement)
     auto result = *outcome.result;
     if (lacks_counted_flops(result)) co_await count_flops(result, assign.at("job"), placement, directory);
     judge(result, {capabilities_.at("peak_flops"), assign.at("gpus").get<std::vector<int64_t>>()});
+    if (peak_check_ == PeakCheck::trusted &&
+        result.value(nlohmann::json::json_pointer("/efficiency/peak_below_achieved"), nlohmann::json()) == true) {
+      log::warn(
+          "job {} attempt {}: its FLOP rate exceeded the measured peak (mfu {}); the peak is measured again "
+          "before the next job",
+          job_id, attempt, result.at("efficiency").at("mfu").dump());
+      peak_check_ = PeakCheck::stale;
+    }
     deliver(wire::make_message(
         "job_result", {{"job_id", job_id}, {"attempt", attempt}, {"result", result}, {"seconds", outcome.seconds}}));
     running_.erase(job_id);

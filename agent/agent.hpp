@@ -18,10 +18,10 @@
 #include <optional>
 #include <string>
 
-#include "agent/environments.hpp"
 #include "agent/flop_counts.hpp"
-#include "agent/gpu_telemetry.hpp"
-#include "agent/peak_flops.hpp"
+#include "agent/node/environments.hpp"
+#include "agent/node/gpu_telemetry.hpp"
+#include "agent/node/peak_flops.hpp"
 #include "agent/rank_launch.hpp"
 #include "agent/spool.hpp"
 #include "shared/wire/connection.hpp"
@@ -43,7 +43,7 @@ struct AgentOptions {
   std::map<std::string, std::string> runners;
   bool discover_runners = true;  // false: only the runners named above
   // Environment name -> Python interpreter (--env NAME=PYTHON), beside the
-  // installed ones (agent/environments.hpp); a name given here wins.
+  // installed ones (agent/node/environments.hpp); a name given here wins.
   std::map<std::string, std::filesystem::path> environments;
   std::filesystem::path work_directory;  // default: $TMPDIR/torchsweep-agent-<name>
   // Where jobs may read imagefolder data (agent/allowed_roots.hpp); none: synthetic only.
@@ -55,13 +55,13 @@ struct AgentOptions {
   std::optional<std::string> token;   // the coordinator's shared token (docs/security.md)
   RankLaunchSettings rank_launch;     // how multi-rank jobs are started (mpirun)
   // The devices' peak FLOP/s, measured by the LibTorch worker and cached in
-  // the work directory (agent/peak_flops.hpp).
+  // the work directory (agent/node/peak_flops.hpp).
   PeakProbe peak_probe = PeakProbe::cached;
   // TLS to the coordinator, verified against a CA file (docs/security.md).
   std::shared_ptr<wire::ssl::context> tls;
   std::chrono::milliseconds initial_backoff{200};
   std::chrono::milliseconds max_backoff{5000};
-  // NVML, for the GPU telemetry of every result (agent/gpu_telemetry.hpp).
+  // NVML, for the GPU telemetry of every result (agent/node/gpu_telemetry.hpp).
   std::filesystem::path nvml_library = "libnvidia-ml.so.1";
   std::chrono::milliseconds telemetry_interval{100};
 };
@@ -118,6 +118,8 @@ class Agent {
   // Spools an outcome (job_result or job_failed) and sends it when connected.
   void deliver(const nlohmann::json& outcome);
   void send(const nlohmann::json& message);
+  // Measures the devices' peak (capabilities.peak_flops), or reads its cache.
+  void measure_peak(PeakProbe mode);
 
   asio::io_context& io_;
   AgentOptions options_;
@@ -133,6 +135,10 @@ class Agent {
   asio::steady_timer fence_timer_;
   std::optional<std::chrono::milliseconds> fence_after_;  // from the last welcome
   std::map<std::string, RunningJob> running_;
+  // A result's FLOP rate exceeded the peak it was judged against: the peak
+  // is measured again before the next job that finds the node idle, once
+  // in the agent's life (a probe that still falls short would repeat).
+  enum class PeakCheck { trusted, stale, remeasured } peak_check_ = PeakCheck::trusted;
   std::optional<Spool> spool_;  // made once the work directory is known
   std::function<void()> on_refused_;
   bool stopped_ = false;

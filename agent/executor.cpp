@@ -13,7 +13,7 @@
 #include <system_error>
 #include <thread>
 
-#include "agent/process_tree.hpp"
+#include "agent/node/process_tree.hpp"
 #include "shared/errors.hpp"
 #include "shared/json_io.hpp"
 #include "shared/log.hpp"
@@ -334,13 +334,13 @@ asio::awaitable<ExecutionOutcome> execute(ExecutionRequest request) {
   } else if (outcome.signal) {
     outcome.kind = ExecutionOutcome::Kind::crashed;
     outcome.reason = signal_reason(*outcome.signal);
-  } else if (outcome.exit_code == 2) {
+  } else if (outcome.exit_code == exit_code::invalid_input) {
     outcome.kind = ExecutionOutcome::Kind::invalid_job;
-    outcome.reason = "the runner refused the job (exit 2)";
-  } else if (outcome.exit_code == 0 || outcome.exit_code == 3) {
+    outcome.reason = "the runner refused the job (exit " + std::to_string(exit_code::invalid_input) + ")";
+  } else if (outcome.exit_code == exit_code::ok || outcome.exit_code == exit_code::run_failed) {
     outcome.result = read_result(result_file, request.out_schema, problem);
     const bool ok = outcome.result && outcome.result->value("status", "ok") == "ok";
-    if (outcome.result && outcome.exit_code == (ok ? 0 : 3)) {
+    if (outcome.result && outcome.exit_code == (ok ? exit_code::ok : exit_code::run_failed)) {
       outcome.kind = ok ? ExecutionOutcome::Kind::completed : ExecutionOutcome::Kind::run_failed;
       if (!ok) outcome.reason = outcome.result->value("error", "the runner reported a failure");
     } else {

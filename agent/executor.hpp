@@ -23,7 +23,7 @@ namespace asio = boost::asio;
 
 struct ExecutionRequest {
   std::filesystem::path runner;  // executable
-  // A Python runner's interpreter (its environment's, agent/environments.hpp),
+  // A Python runner's interpreter (its environment's, agent/node/environments.hpp),
   // which starts it; empty: the runner is started as it is.
   std::filesystem::path interpreter;
   // A command the runner is started under, e.g. mpirun for a multi-rank job
@@ -51,7 +51,7 @@ struct ExecutionRequest {
 };
 
 // Sets the request's interpreter and runner from a runner command
-// (agent/environments.hpp's runner_command: [program] or [interpreter, program]).
+// (agent/node/environments.hpp's runner_command: [program] or [interpreter, program]).
 void start_with(ExecutionRequest& request, const std::vector<std::string>& command);
 
 struct ExecutionOutcome {

@@ -52,7 +52,8 @@ def plain_steps(runner, mode, args):
     after each cached forward; the decode step compiled on its own."""
     job = job_of(mode, args)
     torch.manual_seed(0)
-    model, _ = runner.build_model(torch, job)
+    from torchsweep_harness.pytorch.models import build_model
+    model, _ = build_model(torch, job)
     model.eval()
     length = args.prompt_len + args.new_tokens - 1
     head_dim = SIZES["width"] // SIZES["heads"]

@@ -18,8 +18,8 @@
 #include <fstream>
 
 #include "bench/coordinator_probe.hpp"
-#include "tests/support/child_process.hpp"
-#include "tests/support/simulated_agent.hpp"
+#include "simulation/child_process.hpp"
+#include "simulation/simulated_agent.hpp"
 
 namespace {
 
@@ -71,7 +71,7 @@ struct Coordinator {
                                               (directory / "metrics-port").string()};
             }(),
             directory / "coordinator.log") {
-    if (!ts::testing::wait_for(
+    if (!ts::simulation::wait_for(
             [&] {
               return std::filesystem::exists(directory / "port") && std::filesystem::exists(directory / "metrics-port");
             },
@@ -82,7 +82,7 @@ struct Coordinator {
     std::ifstream(directory / "metrics-port") >> metrics_port;
   }
   pid_t pid() const { return process.pid(); }
-  ts::testing::ChildProcess process;
+  ts::simulation::ChildProcess process;
   uint16_t port = 0, metrics_port = 0;
 };
 
@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
   Coordinator queued_only(directory / "queued", agents);
   Coordinator fleet(directory / "fleet", agents);
   asio::io_context io;
-  std::vector<std::unique_ptr<ts::testing::SimulatedAgent>> simulated;
+  std::vector<std::unique_ptr<ts::simulation::SimulatedAgent>> simulated;
   double connect_s = 0, per_agent_kib = 0, per_heartbeat_us = 0, per_queued_bytes = 0, submit_s = 0, total_s = 0,
          per_job_us = 0, submit_queued_s = 0, unplaceable_pause_s = 0;
   std::size_t stored = 0;
@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
         const long base_kib = status_kib(fleet.pid(), "VmRSS");
         const auto connecting = Clock::now();
         for (int i = 0; i < agents; ++i) {
-          simulated.push_back(std::make_unique<ts::testing::SimulatedAgent>(
+          simulated.push_back(std::make_unique<ts::simulation::SimulatedAgent>(
               io, ts::wire::Endpoint{"127.0.0.1", fleet.port}, "sim-" + std::to_string(i), 0,
               std::chrono::milliseconds(0), default_heartbeat));
           simulated.back()->start();

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "shared/json_io.hpp"
-#include "tests/support/synthetic_result.hpp"
+#include "simulation/synthetic_result.hpp"
 
 int main(int argc, char** argv) {
   std::string job_path, out_path;
@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
     if (flag == "--out") out_path = argv[i + 1];
   }
   if (job_path.empty() || out_path.empty()) return 2;
-  auto result = ts::testing::make_result({});
+  auto result = ts::simulation::make_result({});
   result["job"] = ts::json_io::read(job_path);
   ts::json_io::write_atomically(out_path, result);
   return 0;

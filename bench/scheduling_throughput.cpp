@@ -16,8 +16,8 @@
 
 #include "bench/coordinator_probe.hpp"
 #include "shared/wire/protocol.hpp"
-#include "tests/support/child_process.hpp"
-#include "tests/support/simulated_agent.hpp"
+#include "simulation/child_process.hpp"
+#include "simulation/simulated_agent.hpp"
 
 namespace {
 
@@ -34,11 +34,11 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(directory);
 
   const auto port_file = directory / "port";
-  ts::testing::ChildProcess coordinator(
+  ts::simulation::ChildProcess coordinator(
       {TS_TORCHSWEEP_BINARY, "--log-level", "warn", "coordinator", "--listen", "127.0.0.1:0", "--port-file",
        port_file.string(), "--db", (directory / "store.db").string()},
       directory / "coordinator.log");
-  if (!ts::testing::wait_for([&] { return std::filesystem::exists(port_file); }, std::chrono::seconds(10))) {
+  if (!ts::simulation::wait_for([&] { return std::filesystem::exists(port_file); }, std::chrono::seconds(10))) {
     std::fprintf(stderr, "the coordinator did not start; see %s\n", (directory / "coordinator.log").c_str());
     return 1;
   }
@@ -46,9 +46,9 @@ int main(int argc, char** argv) {
   std::ifstream(port_file) >> port;
 
   asio::io_context io;
-  std::vector<std::unique_ptr<ts::testing::SimulatedAgent>> simulated;
+  std::vector<std::unique_ptr<ts::simulation::SimulatedAgent>> simulated;
   for (int i = 0; i < agents; ++i) {
-    simulated.push_back(std::make_unique<ts::testing::SimulatedAgent>(
+    simulated.push_back(std::make_unique<ts::simulation::SimulatedAgent>(
         io, ts::wire::Endpoint{"127.0.0.1", port}, "sim-" + std::to_string(i), 0, std::chrono::milliseconds(0)));
     simulated.back()->start();
   }

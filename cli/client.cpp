@@ -8,6 +8,7 @@
 
 #include "cli/key_value.hpp"
 #include "shared/errors.hpp"
+#include "shared/host_name.hpp"
 #include "shared/version.hpp"
 #include "shared/wire/authentication.hpp"
 #include "shared/wire/connection.hpp"
@@ -130,9 +131,7 @@ nlohmann::json request(const ClientSettings& settings, const nlohmann::json& mes
 
 std::string submitter_name() {
   const char* user = std::getenv("USER");
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  return std::string(user ? user : "unknown") + "@" + host;
+  return std::string(user ? user : "unknown") + "@" + host_name();
 }
 
 }  // namespace ts::cli

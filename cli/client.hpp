@@ -36,7 +36,7 @@ nlohmann::json request(const ClientSettings& settings, const nlohmann::json& mes
 void add_tls_ca_option(CLI::App* command, std::string& ca_file);
 std::shared_ptr<wire::ssl::context> client_tls(const std::string& ca_file);
 
-// --peak-probe cached|fresh|off of agents (agent/peak_flops.hpp).
+// --peak-probe cached|fresh|off of agents (agent/node/peak_flops.hpp).
 void add_peak_probe_option(CLI::App* command, std::string& mode);
 
 // --data-root DIR of agents (repeatable): where jobs may read imagefolder data.

@@ -66,7 +66,8 @@ void run_writer(const std::string& program, const nlohmann::json& input, const s
   std::vector<std::string> command{writer.string(), "--input", hand_over.path.string()};
   command.insert(command.end(), arguments.begin(), arguments.end());
   const int code = run_and_wait(command);
-  if (code == 2) throw InvalidInput(target_option, "refused by " + program + ", as it says above; nothing written");
+  if (code == exit_code::invalid_input)
+    throw InvalidInput(target_option, "refused by " + program + ", as it says above; nothing written");
   if (code != 0) {
     throw std::runtime_error(program + " failed (exit " + std::to_string(code) + ")");
   }

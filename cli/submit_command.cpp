@@ -1,8 +1,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "agent/capabilities.hpp"
-#include "agent/probe_cache.hpp"
+#include "agent/node/node.hpp"
 #include "cli/client.hpp"
 #include "cli/commands.hpp"
 #include "cli/table_renderer.hpp"
@@ -46,13 +45,7 @@ Command add_submit_command(CLI::App& app) {
     // A dry run checks the models, modes, precisions and environments
     // against the runners installed here that answer, read as the
     // coordinator reads an agent's.
-    const auto installed = agent::installation();
-    const auto probes = agent::probe_runners(installed.runners, installed.environments, agent::user_probe_cache());
-    auto own = agent::own_probes(probes, installed.runners);
-    std::erase_if(own, [](const auto& entry) { return !entry.second.answered; });
-    auto capabilities = agent::runner_capabilities(own);
-    capabilities["environments"] = agent::environment_capabilities(probes, installed.runners, installed.environments);
-    const auto local = sweep::known_runners({capabilities});
+    const auto local = sweep::known_runners({agent::installed_runner_capabilities()});
     for (const auto& warning : sweep::check_runnable(sweep, local, "as the runners installed here list them")) {
       std::fprintf(stderr, "warning: %s\n", warning.c_str());
     }

@@ -13,6 +13,9 @@ foreach(i RANGE ${last})
   string(JSON name MEMBER "${contract}" exit_codes ${i})
   string(JSON value GET "${contract}" exit_codes ${name})
   string(APPEND exit_codes "inline constexpr int ${name} = ${value};\n")
+  # For the programs configured from templates (the export writers): @TS_EXIT_INVALID_INPUT@, ...
+  string(TOUPPER "TS_EXIT_${name}" variable)
+  set(${variable} ${value})
 endforeach()
 
 string(JSON level_count LENGTH "${contract}" log_line levels)

@@ -93,9 +93,10 @@ void JobRegistry::resume_unfinished() {
   if (resumed > 0) log::info("resumed {} unfinished jobs of {} sweeps", resumed, settings.size());
 }
 
-std::size_t JobRegistry::cancel(const std::string& sweep_id, const std::string& job_id) {
+std::size_t JobRegistry::cancel(const std::string& sweep_id, const std::string& job_id,
+                                store::Store::CancelScope scope) {
   batch_.open();
-  const auto cancelled = store_.cancel(sweep_id, job_id);
+  const auto cancelled = store_.cancel(sweep_id, job_id, scope);
   for (const auto& [id, state] : cancelled) {
     const auto found = jobs_.find(id);
     if (found == jobs_.end()) continue;
@@ -199,7 +200,8 @@ void JobRegistry::judge_round(const std::string& sweep_id, const std::string& co
     auto document = last.document;
     const auto job_id = fmt::format("{}/{:04}", sweep_id, next_ordinal);
     document["job_id"] = job_id;
-    runs.push_back({job_id, next_ordinal++, key, rounds, last.runner, last.gpus, document, last.max_attempts});
+    runs.push_back({job_id, next_ordinal++, key, rounds, last.runner, last.gpus, document, last.max_attempts,
+                    "measurement", sweep::stored_pair_key(key, settings->second.pair_axis)});
   }
   add_runs(sweep_id, runs, settings->second);
 }

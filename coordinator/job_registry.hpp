@@ -78,8 +78,10 @@ class JobRegistry {
   // confirmation reruns): new jobs in the store, tracked and queued. A
   // finished sweep is active again; `settings` place them.
   void add_runs(const std::string& sweep_id, const std::vector<store::JobRecord>& runs, const SweepSettings& settings);
-  // Cancels a sweep's (or one job's) unfinished jobs; returns how many.
-  std::size_t cancel(const std::string& sweep_id, const std::string& job_id);
+  // Cancels a sweep's (or one job's) unfinished jobs, or those `scope`
+  // names; returns how many.
+  std::size_t cancel(const std::string& sweep_id, const std::string& job_id,
+                     store::Store::CancelScope scope = store::Store::CancelScope::unfinished);
 
   // An agent said hello; `running` lists the attempts it runs (hello.running).
   void agent_connected(AgentResources resources, const nlohmann::json& running);

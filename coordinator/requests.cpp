@@ -49,7 +49,8 @@ Submission Requests::submit(const nlohmann::json& spec, const std::string& origi
     document["job_id"] = job_id;
     jobs.push_back({job_id, planned.ordinal, planned.config_key, planned.repeat,
                     job_fields::get<std::string>(document, "runner"), job_fields::get<int64_t>(document, "gpus"),
-                    document, sweep.max_attempts});
+                    document, sweep.max_attempts, "measurement",
+                    sweep::stored_pair_key(planned.config_key, sweep.pair_axis)});
   }
   store_.add_sweep(record, jobs);
   const auto settings = SweepSettings::of(store_.sweeps(record.sweep_id).at(0).sequence, sweep);
@@ -64,10 +65,10 @@ Submission Requests::submit(const nlohmann::json& spec, const std::string& origi
   return {record.sweep_id, sweep.name, jobs.size(), sweep.configurations, std::move(warnings)};
 }
 
-std::size_t Requests::cancel(const std::string& sweep, const std::string& job) {
+std::size_t Requests::cancel(const std::string& sweep, const std::string& job, store::Store::CancelScope scope) {
   const auto sweep_id = sweep.empty() ? std::string() : sweep_id_of(sweep);
   if (sweep.empty() && !store_.job(job)) throw InvalidInput("job", "no job with id '" + job + "'");
-  return registry_.cancel(sweep_id, job);
+  return registry_.cancel(sweep_id, job, scope);
 }
 
 std::pair<std::string, std::vector<std::string>> Requests::rerun(const std::string& sweep,
@@ -98,7 +99,7 @@ std::pair<std::string, std::vector<std::string>> Requests::rerun(const std::stri
       const auto job_id = fmt::format("{}/{:04}", sweep_id, next_ordinal);
       document["job_id"] = job_id;
       added.push_back({job_id, next_ordinal++, last.config_key, last.repeat + 1 + run, last.runner, last.gpus, document,
-                       last.max_attempts, "confirmation"});
+                       last.max_attempts, "confirmation", sweep::stored_pair_key(last.config_key, settings.pair_axis)});
     }
   }
   registry_.add_runs(sweep_id, added, settings);
@@ -135,8 +136,9 @@ nlohmann::json Requests::answer(const std::string& type, const nlohmann::json& r
       throw InvalidInput("sweep", "sweep " + sweep_id + " is not a calibration (no calibration block)");
     const auto rows = request.at("configurations").get<std::vector<nlohmann::json>>();
     batch_.open();
-    store_.record_calibration(sweep_id, request.at("night_runs").get<int64_t>(), request.at("alpha").get<double>(),
-                              rows);
+    const auto rounds = sweep::parse(summary.spec, "the stored sweep " + sweep_id).repeats;
+    store_.record_calibration(sweep_id, rounds, request.at("night_runs").get<int64_t>(),
+                              request.at("alpha").get<double>(), rows);
     log::info("sweep {}: calibration of {} configurations recorded", sweep_id, rows.size());
     return wire::make_message("calibration_recorded", {{"sweep_id", sweep_id}, {"configurations", rows.size()}});
   }

@@ -38,7 +38,8 @@ class Requests {
   Submission submit(const nlohmann::json& spec, const std::string& origin, const std::string& submitter,
                     const std::vector<nlohmann::json>& also_known = {});
   // Cancels a sweep (id or name) or a job (id); returns how many jobs stopped.
-  std::size_t cancel(const std::string& sweep, const std::string& job);
+  std::size_t cancel(const std::string& sweep, const std::string& job,
+                     store::Store::CancelScope scope = store::Store::CancelScope::unfinished);
   // Adds `runs` confirmation runs of each configuration (jobs.config_key)
   // of a sweep (id or name): copies of each one's newest job. Returns the
   // sweep id and the new job ids; an unknown sweep or configuration changes nothing.

@@ -54,6 +54,14 @@ EstimateCells memory_reduction(const Samples& reference, const Samples& other, s
   return cells({1 - kept.estimate, 1 - kept.high, 1 - kept.low}, reference, other);
 }
 
+nlohmann::json break_even_iterations(const Samples& compile_seconds, const Samples& eager_steps,
+                                     const Samples& compiled_steps) {
+  if (compile_seconds.empty() || eager_steps.empty() || compiled_steps.empty()) return nullptr;
+  const double saving = stats::median(eager_steps) - stats::median(compiled_steps);
+  if (saving <= 0) return "never";
+  return static_cast<int64_t>(std::ceil(stats::median(compile_seconds) / saving));
+}
+
 EstimateCells scaling_efficiency(const Samples& throughput, const Samples& one_rank_throughput, double ranks,
                                  std::uint64_t seed) {
   if (throughput.empty() || one_rank_throughput.empty()) return {};

@@ -45,6 +45,12 @@ nlohmann::json median_change(const Samples& now, const Samples& then);
 EstimateCells speedup(const Samples& reference_times, const Samples& other_times, std::uint64_t seed);
 // 1 - other / reference.
 EstimateCells memory_reduction(const Samples& reference, const Samples& other, std::uint64_t seed);
+// A compile's break-even (docs/compiler.md): the iterations after which the
+// median compile time is paid back by the median step's saving, rounded
+// up: compile / (eager step - compiled step); "never" when the compiled
+// step is not faster; null without runs on either side or a compile time.
+nlohmann::json break_even_iterations(const Samples& compile_seconds, const Samples& eager_steps,
+                                     const Samples& compiled_steps);
 // throughput at `ranks` / (ranks x throughput at one rank).
 EstimateCells scaling_efficiency(const Samples& throughput, const Samples& one_rank_throughput, double ranks,
                                  std::uint64_t seed);

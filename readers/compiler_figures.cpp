@@ -1,7 +1,9 @@
 #include "readers/compiler_figures.hpp"
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "readers/grouping.hpp"
 #include "readers/labels.hpp"
@@ -21,6 +23,7 @@ nlohmann::json speedup_points(const Table& by_mode) {
     points.push_back({{"configuration", label_of(row, configuration_axes_without("mode"))},
                       {"compile_s", compile},
                       {"speedup", row.at("speedup")},
+                      {"break_even_iters", row.at("break_even_iters")},
                       {"inaccurate", row.at("inaccurate")}});
   }
   return points;
@@ -67,15 +70,34 @@ nlohmann::json cold_against_warm(Database& database, QueryOptions options) {
       std::find(present.begin(), present.end(), "warm") == present.end()) {
     return nlohmann::json::array();
   }
-  options.filter.where.emplace_back("mode", "compiled");
+  // One mode comparison grouped by the compiled side's cache (eager runs have
+  // none): each cache state's compile time and break-even against eager.
   options.metrics = {"compile_time"};
-  options.compare = "compile_cache=cold,warm";
-  auto rows = nlohmann::json::array();
+  options.compare = "mode";
+  options.group_by = configuration_axes();
+  options.group_by.push_back("compile_cache");
+  const auto axes = configuration_axes_without("mode");
+  std::vector<std::string> labels;  // in the comparison's order
+  std::map<std::string, nlohmann::json> caches;
   for (const auto& row : row_objects(query(database, options))) {
-    const auto &cold = row.at("compile_time_s:cold"), &warm = row.at("compile_time_s:warm");
-    if (cold.is_null() || warm.is_null()) continue;
-    rows.push_back(
-        {{"configuration", label_of(row, configuration_axes_without("mode"))}, {"cold_s", cold}, {"warm_s", warm}});
+    const auto& cache = row.at("compile_cache:compiled");
+    if (cache != "cold" && cache != "warm") continue;
+    const auto label = label_of(row, axes);
+    if (!caches.contains(label)) labels.push_back(label);
+    auto& entry = caches[label];
+    entry[json_text(cache) + "_s"] = row.at("compile_time_s:compiled");
+    entry[json_text(cache) + "_break_even_iters"] = row.at("break_even_iters");
+  }
+  auto rows = nlohmann::json::array();
+  for (const auto& label : labels) {
+    const auto& entry = caches.at(label);
+    const auto figure = [&](const char* name) { return entry.value(name, nlohmann::json()); };
+    if (figure("cold_s").is_null() || figure("warm_s").is_null()) continue;
+    rows.push_back({{"configuration", label},
+                    {"cold_s", figure("cold_s")},
+                    {"warm_s", figure("warm_s")},
+                    {"cold_break_even_iters", figure("cold_break_even_iters")},
+                    {"warm_break_even_iters", figure("warm_break_even_iters")}});
   }
   return rows;
 }

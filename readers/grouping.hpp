@@ -16,17 +16,23 @@
 
 namespace ts::readers {
 
-struct Group {
-  std::vector<nlohmann::json> key;      // the grouping axes' values
-  std::array<int64_t, 2> flagged{};     // runs flagged noisy or warmup_insufficient, per side
-  std::array<int64_t, 2> inaccurate{};  // runs whose compiled step failed the accuracy gate, per side
-  std::array<int64_t, 2> busy{};        // runs taken while the node was busy (context.condition), per side
+// One side's runs of a group.
+struct Side {
+  int64_t flagged = 0;     // runs flagged noisy or warmup_insufficient
+  int64_t inaccurate = 0;  // runs whose compiled step failed the accuracy gate
+  int64_t busy = 0;        // runs taken while the node was busy (context.condition)
+  int64_t peak_below = 0;  // runs whose FLOP rate exceeded the peak their MFU used
   // Runs their sweep paired (pairing.by) whose partner of the same round ran
-  // on the same host, per side; counted where Collection::count_paired.
-  std::array<int64_t, 2> paired{};
-  std::array<std::set<std::string>, 2> fields;  // per side: where the figures of the field metric came from
-  // samples[side][metric]: per-run values, in the asked metrics' order
-  std::array<std::vector<std::vector<double>>, 2> samples;
+  // on the same host; counted where Collection::count_paired.
+  int64_t paired = 0;
+  std::set<std::string> fields;  // where the figures of the field metric came from
+  // samples[metric]: per-run values, in the asked metrics' order
+  std::vector<std::vector<double>> samples;
+};
+
+struct Group {
+  std::vector<nlohmann::json> key;  // the grouping axes' values
+  std::array<Side, 2> sides;
 };
 
 struct Grouping {
@@ -52,6 +58,12 @@ struct Collection {
 
 // Adds every result `condition` lets through to its group.
 void collect(Database& database, const Condition& condition, const Collection& collection, Grouping& grouping);
+// Where the last `side_axes` of the grouping axes belong to each side (the
+// environment of each of two compared runners): one group for each pairing
+// of a group with reference runs and a group with other runs whose leading
+// keys agree (a side no group has pairs as empty), keyed by the leading
+// key, then each side axis's reference and other value.
+Grouping paired_across(const Grouping& grouping, std::size_t side_axes);
 // The groups in the order of their keys.
 void sort_by_key(Grouping& grouping);
 // The values of `axis` present in the results `condition` lets through, sorted.

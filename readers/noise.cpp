@@ -249,7 +249,7 @@ Table noise_table(Database& database, const NoiseOptions& options) {
       add_note(fmt::format("its noise needs --threshold {:.3f}", needed));
       rule.threshold = needed;
     }
-    const double power = detection_power(run, options.night_runs, options.night_runs, 0.10, rule);
+    const double power = detection_power(run, options.night_runs, options.night_runs, stated_power_slowdown, rule);
     auto row = configuration.axes;
     for (nlohmann::json cell : {nlohmann::json(components.nodes),
                                 nlohmann::json(components.processes),

@@ -195,6 +195,32 @@ nlohmann::json environments(Database& database, const std::vector<std::string>& 
   return rows;
 }
 
+// The peaks each utilisation was measured against, per host, device and
+// dtype: the figure, the probe's kernel that reached it, the runs judged
+// against it, those whose rate exceeded it, and the highest MFU.
+nlohmann::json peaks(Database& database, const std::vector<std::string>& sweep_ids) {
+  auto rows = nlohmann::json::array();
+  if (sweep_ids.empty()) return rows;
+  auto select = database.prepare(
+      "SELECT r.host, r.device_name, json_extract(d.document, '$.efficiency.peak_dtype'), r.peak_flops_per_s, "
+      "json_extract(d.document, '$.efficiency.peak_kernel'), COUNT(*), SUM(COALESCE(r.peak_below_achieved, 0)), "
+      "MAX(r.mfu) FROM results r JOIN result_documents d ON d.job_id = r.job_id AND d.attempt = r.attempt "
+      "WHERE r.peak_flops_per_s IS NOT NULL AND r.sweep_id IN (" +
+      placeholders(sweep_ids.size()) + ") GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4");
+  bind_texts(select, sweep_ids);
+  while (select.step()) {
+    rows.push_back({{"host", select.text(0)},
+                    {"device", select.text(1)},
+                    {"dtype", select.text(2)},
+                    {"peak_flops_per_s", select.real(3)},
+                    {"kernel", select.is_null(4) ? nlohmann::json(nullptr) : nlohmann::json(select.text(4))},
+                    {"runs", select.integer(5)},
+                    {"peak_below_achieved", select.integer(6)},
+                    {"highest_mfu", select.real(7)}});
+  }
+  return rows;
+}
+
 int64_t count_of(Database& database, const std::string& sql, const std::vector<std::string>& values) {
   auto select = database.prepare(sql);
   bind_texts(select, values);
@@ -207,18 +233,24 @@ void add_speedups(const Table& table, const std::string& compared_axis, const st
                   nlohmann::json& out) {
   const auto axes = configuration_axes_without(compared_axis);
   const bool by_mode = compared_axis == "mode";
+  // A side's own environment (runners compared: docs/query.md), where the row names it.
+  const auto side = [](const nlohmann::json& row, const std::string& value, const std::string& column) {
+    const auto env = row.find("env:" + column);
+    return env == row.end() || env->is_null() ? value : value + " (" + json_text(*env) + ")";
+  };
   for (const auto& row : row_objects(table)) {
     if (row.at("speedup").is_null()) continue;
-    out.push_back(
-        {{"configuration", label_of(row, axes)},
-         {"comparison", by_mode ? "compiled vs eager" : json_text(row.at(compared_axis)) + " vs " + reference},
-         {"reference_runs", row.at(by_mode ? "runs:eager" : "runs:" + reference)},
-         {"other_runs", row.at(by_mode ? "runs:compiled" : "runs:other")},
-         {"speedup", row.at("speedup")},
-         {"low", row.at("speedup_low")},
-         {"high", row.at("speedup_high")},
-         {"memory_reduction", row.at("memory_reduction")},
-         {"inaccurate", row.at("inaccurate")}});
+    out.push_back({{"configuration", label_of(row, axes)},
+                   {"comparison", by_mode ? "compiled vs eager"
+                                          : side(row, json_text(row.at(compared_axis)), "other") + " vs " +
+                                                side(row, reference, reference)},
+                   {"reference_runs", row.at(by_mode ? "runs:eager" : "runs:" + reference)},
+                   {"other_runs", row.at(by_mode ? "runs:compiled" : "runs:other")},
+                   {"speedup", row.at("speedup")},
+                   {"low", row.at("speedup_low")},
+                   {"high", row.at("speedup_high")},
+                   {"memory_reduction", row.at("memory_reduction")},
+                   {"inaccurate", row.at("inaccurate")}});
   }
 }
 
@@ -474,6 +506,7 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
   data["trends"] = trends(database, options, history, baseline_id, noise_rows);
   data["noise"] = {{"columns", noise.columns}, {"rows", noise_rows}};
   data["environments"] = environments(database, ids);
+  data["peaks"] = peaks(database, ids);
   return data;
 }
 

@@ -3,6 +3,7 @@
 #include "readers/sql_parts.hpp"
 #include "shared/errors.hpp"
 #include "shared/timestamp.hpp"
+#include "store/configuration.hpp"
 #include "store/store.hpp"
 
 namespace ts::readers {
@@ -33,34 +34,41 @@ const Entry& named(const std::vector<Entry>& table, const std::string& name, con
   throw InvalidInput(option, "unknown " + what + " '" + name + "'; expected one of: " + known);
 }
 
+// An axis of the store's list of configuration axes (store/configuration.cpp), which spells its SQL; `follows` as
+// Axis has it.
+Axis configuration_axis(const std::string& name, std::vector<std::string> follows = {}) {
+  for (const auto& axis : store::configuration_axes()) {
+    if (axis.name == name) return {axis.name, axis.sql, axis.sparse, std::move(follows)};
+  }
+  throw std::logic_error("'" + name + "' is not a configuration axis");
+}
+
 }  // namespace
 
 const std::vector<std::string>& configuration_axes() {
-  static const std::vector<std::string> axes{"model",      "task",      "batch_size", "seq_len", "prompt_len",
-                                             "new_tokens", "precision", "mode",       "gpus",    "device_name",
-                                             "runner",     "env",       "data"};
-  return axes;
+  static const auto names = names_of(store::configuration_axes());
+  return names;
 }
 
 // The fixed vocabulary of axes: the only names that become SQL.
 const std::vector<Axis>& axis_table() {
   static const std::vector<Axis> axes{
-      {"model", "r.model"},
-      {"task", "r.task"},
-      {"batch_size", "r.batch_size"},
-      // A language model's tokens a sample, and task generate's prompt and new tokens (docs/language-models.md).
-      {"seq_len", "r.seq_len", true},
-      {"prompt_len", "r.prompt_len", true},
-      {"new_tokens", "r.new_tokens", true},
-      {"precision", "r.precision"},
-      {"mode", "COALESCE(r.mode_ran, r.mode)"},  // what ran: a compiled job that fell back counts as eager
+      configuration_axis("model"),
+      configuration_axis("task"),
+      configuration_axis("batch_size"),
+      configuration_axis("seq_len"),
+      configuration_axis("prompt_len"),
+      configuration_axis("new_tokens"),
+      configuration_axis("precision"),
+      configuration_axis("mode"),
       {"requested_mode", "r.mode"},
-      {"compiler", "r.compiler"},
-      {"runner", "r.runner"},
-      {"env", "r.env"},  // the environment it ran in (docs/environments.md)
-      {"gpus", "r.gpus"},
-      {"device_name", "r.device_name"},
-      {"torch_version", "r.torch_version"},
+      {"compiler", "r.compiler", false, {"mode", "requested_mode", "runner"}},
+      configuration_axis("runner"),
+      // Each runner has its own environments.
+      configuration_axis("env", {"runner"}),
+      configuration_axis("gpus"),
+      configuration_axis("device_name"),
+      {"torch_version", "r.torch_version", false, {"runner", "env"}},
       {"host", "r.host"},
       {"agent", "r.agent"},
       {"sweep", "r.sweep_id"},
@@ -69,9 +77,11 @@ const std::vector<Axis>& axis_table() {
       {"accuracy", "COALESCE(r.accuracy, 'none')"},
       // A torch.compile job's mode and the compiler caches it started with (docs/compiler.md): not
       // default axes, so compiled and eager runs of a configuration still pair.
-      {"compile_mode", "r.compile_mode", true},
-      {"compile_cache", "r.compile_cache", true},
-      {"data", "r.data"},  // synthetic, or the imagefolder dataset's folder
+      {"compile_mode", "r.compile_mode", true, {"mode", "requested_mode"}},
+      {"compile_cache", "r.compile_cache", true, {"mode", "requested_mode"}},
+      configuration_axis("data"),
+      // It follows the runner, so that a runner comparison pairs NCHW PyTorch with NHWC Keras (docs/query.md).
+      configuration_axis("memory_format", {"runner"}),
       // Whether NVML saw a GPU of the job slow itself down (docs/gpu-telemetry.md).
       {"throttled", "CASE r.throttled WHEN 1 THEN 'yes' WHEN 0 THEN 'no' ELSE 'unknown' END"},
       // Whether the agent found the node busy while the job ran (docs/noise.md).
@@ -116,6 +126,12 @@ const Axis& axis_named(const std::string& name, const std::string& option) {
   return named(axis_table(), name, option, "axis");
 }
 
+std::vector<const Axis*> axes_named(const std::vector<std::string>& names) {
+  std::vector<const Axis*> axes;
+  for (const auto& name : names) axes.push_back(&axis_named(name, "--group-by"));
+  return axes;
+}
+
 const Metric& metric_named(const std::string& name, const std::string& option) {
   return named(metric_table(), name, option, "metric");
 }
@@ -137,9 +153,7 @@ std::string resolve_sweep(Database& database, const std::string& id_or_name, con
 Condition condition_of(Database& database, const ResultFilter& filter) {
   Condition condition;
   if (!filter.include_failed) condition.add("r.status = 'ok'");
-  // Results without a job row (imported documents) are measurements.
-  constexpr const char* confirmation_run =
-      "EXISTS (SELECT 1 FROM jobs j WHERE j.job_id = r.job_id AND j.purpose = 'confirmation')";
+  const std::string confirmation_run = store::confirmation_run_sql;
   if (filter.purpose == "measurement") {
     condition.add(std::string("NOT ") + confirmation_run);
   } else if (filter.purpose == "confirmation") {

@@ -18,6 +18,10 @@ struct Axis {
   // NULL for every result but a language model's: among the default axes
   // only where a result has a value (the sequence axes).
   bool sparse = false;
+  // The axes whose value decides this one's (the environments a runner
+  // runs in, the compiler a mode runs): compared on one of those, this
+  // axis is a value of each side, not a key both sides must share.
+  std::vector<std::string> follows{};
 };
 
 struct Metric {
@@ -40,6 +44,8 @@ const std::vector<std::string>& query_metrics();
 // The axis or metric called `name`; else ts::InvalidInput naming `option`
 // and every known name.
 const Axis& axis_named(const std::string& name, const std::string& option);
+// The axes called `names`, as axis_named finds them for --group-by.
+std::vector<const Axis*> axes_named(const std::vector<std::string>& names);
 const Metric& metric_named(const std::string& name, const std::string& option = "--metric");
 
 struct ResultFilter {

@@ -51,3 +51,25 @@ ts_use_compiler_cache() {
 }
 
 ts_packages_stamp() { sha256sum "$TS_PACKAGE_LIST" | cut -d' ' -f1; }
+
+# The PyTorch a lent GPU machine runs (scripts/gpu-node-wheels.txt: the CUDA
+# 13.0 wheel and the three libraries its libraries need that the host's CUDA
+# toolkit lacks), installed on the plain host, outside the build root, for
+# building the worker against it. Prints the site folder (torch/ inside).
+# The first time downloads about 760 MB; sha256s checked by pip.
+ts_host_torch_site() {
+  local wheels=${TORCHSWEEP_HOST_WHEELS:-/var/cache/torchsweep/host-wheels}
+  local site=/var/cache/torchsweep/torch-2.11-host want
+  want=$(sha256sum "$TS_REPO/scripts/gpu-node-wheels.txt" | cut -d' ' -f1)
+  if [ "$(cat "$site/.torchsweep-wheels" 2>/dev/null)" != "$want" ]; then
+    mkdir -p "$wheels"
+    ts_log "installing scripts/gpu-node-wheels.txt into $site (first time: a 760 MB download)"
+    python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$wheels" \
+      -r "$TS_REPO/scripts/gpu-node-wheels.txt" >&2
+    rm -rf "$site"
+    python3 -m pip install --quiet --no-deps --no-index --find-links "$wheels" --target "$site" \
+      -r "$TS_REPO/scripts/gpu-node-wheels.txt" >&2
+    echo "$want" > "$site/.torchsweep-wheels"
+  fi
+  echo "$site"
+}

@@ -37,9 +37,13 @@ Judgement judge_change(const std::vector<double>& now, const std::vector<double>
 // exceeds by chance with probability alpha / 2, for runs whose logs vary by
 // `run_variance`: the threshold this noise requires of the rule.
 double needed_threshold(double run_variance, std::size_t n, std::size_t m, const RegressionRule& rule);
-// How often `rule` itself calls a slowdown (0.10: 10%) regressed with n runs
-// against m whose logs spread by `run_sd`: a seeded simulation of 2000
-// nights, the same on every call.
+// How often `rule` itself calls a slowdown (a fraction: 0.1 is 10%)
+// regressed with n runs against m whose logs spread by `run_sd`: a seeded
+// simulation of 2000 nights, the same on every call.
 double detection_power(double run_sd, std::size_t n, std::size_t m, double slowdown, const RegressionRule& rule);
+
+// The slowdown the tables state the rule's power for (their power_10pct
+// column: query --baseline on calibrated configurations, query --noise).
+inline constexpr double stated_power_slowdown = 0.10;
 
 }  // namespace ts

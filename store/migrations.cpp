@@ -8,6 +8,7 @@
 #include "shared/embedded_files.hpp"
 #include "shared/errors.hpp"
 #include "shared/log.hpp"
+#include "store/configuration.hpp"
 
 namespace ts::store {
 
@@ -47,13 +48,14 @@ void migrate(Database& database, const std::string& path) {
   Transaction transaction(database);
   const auto current = database.user_version();
   if (current > latest) throw newer_schema(path, current, latest);
-  if (current == latest) return;
   for (const auto& migration : all) {
     if (migration.version <= current) continue;
     log::info("{}: applying store migration {}", path, migration.name);
     database.execute(migration.sql);
   }
-  database.set_user_version(latest);
+  if (current < latest) database.set_user_version(latest);
+  // Generated, not migrated: the view follows this torchsweep's list of configuration axes.
+  make_config_medians_view(database);
   transaction.commit();
 }
 
@@ -75,6 +77,12 @@ Database open_read_only(const std::string& path) {
                                    " is older than this torchsweep's (" + std::to_string(latest) +
                                    "); reading never migrates a store: open it once with this version's "
                                    "`torchsweep coordinator`, which migrates it");
+  }
+  if (!config_medians_view_is_current(database)) {
+    log::warn(
+        "{}: its config_medians view was made by another torchsweep and may name configurations otherwise; "
+        "opening the store once with this version's `torchsweep coordinator` makes it anew",
+        path);
   }
   return database;
 }

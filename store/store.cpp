@@ -101,11 +101,11 @@ Store::Store(const std::string& path)
           "tokens_per_s, "
           "seq_len, prompt_len, new_tokens, prefill_s, decode_p50_s, decode_p90_s, decode_p99_s, kv_cache_bytes, "
           "tokens_match, accuracy, accuracy_deviation, graph_breaks, recompilations, compile_mode, compile_cache, "
-          "machine_busy) "
+          "machine_busy, peak_below_achieved, data_layout) "
           "VALUES (?1, ?2, COALESCE((SELECT sweep_id FROM jobs WHERE job_id = ?1), ?3), ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
           "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, "
           "?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52, "
-          "?53, ?54, ?55, ?56, ?57, ?58, ?59, ?60, ?61)")),
+          "?53, ?54, ?55, ?56, ?57, ?58, ?59, ?60, ?61, ?62, ?63)")),
       insert_document_(database_.prepare("INSERT INTO result_documents (job_id, attempt, document) VALUES (?, ?, ?)")),
       insert_epoch_(database_.prepare(
           "INSERT INTO result_epochs (job_id, attempt, epoch, seconds, step_seconds) VALUES (?, ?, ?, ?, ?)")),
@@ -151,11 +151,11 @@ void Store::insert_jobs(const std::string& sweep_id, const std::vector<JobRecord
                         const std::string& created_at) {
   auto insert = database_.prepare(
       "INSERT INTO jobs (job_id, sweep_id, ordinal, config_key, repeat, runner, gpus, document, max_attempts, "
-      "created_at, purpose) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+      "created_at, purpose, pair_key) VALUES (?,?,?,?,?,?,?,?,?,?,?,NULLIF(?,''))");
   for (const auto& j : jobs) {
     insert
         .bind_all(j.job_id, sweep_id, j.ordinal, j.config_key, j.repeat, j.runner, j.gpus, j.document.dump(),
-                  j.max_attempts, created_at, j.purpose)
+                  j.max_attempts, created_at, j.purpose, j.pair_key)
         .run();
   }
 }
@@ -225,7 +225,9 @@ bool Store::insert_result(const nlohmann::json& result, const std::string& agent
           optional_at<int64_t>(result, Pointer("/execution/compile/recompilations")),
           optional_at<std::string>(result, Pointer("/execution/compile/compile_mode")),
           optional_at<std::string>(result, Pointer("/execution/compile/cache/kind")),
-          as_flag(optional_at<bool>(result, Pointer("/context/condition/busy"))))
+          as_flag(optional_at<bool>(result, Pointer("/context/condition/busy"))),
+          as_flag(optional_at<bool>(result, Pointer("/efficiency/peak_below_achieved"))),
+          optional_at<std::string>(result, Pointer("/execution/data_layout")))
       .run();
   if (insert_result_.changes() == 0) return false;  // (job_id, attempt) already stored
   insert_document_.bind_all(job_id, attempt, result.dump()).run();
@@ -264,13 +266,14 @@ void Store::job_finished(const std::string& job_id, const std::string& state, co
   transaction.commit();
 }
 
-std::vector<std::pair<std::string, std::string>> Store::cancel(const std::string& sweep_id, const std::string& job_id) {
+std::vector<std::pair<std::string, std::string>> Store::cancel(const std::string& sweep_id, const std::string& job_id,
+                                                               CancelScope scope) {
   Transaction transaction(database_);
   std::vector<std::pair<std::string, std::string>> cancelled;
   auto select = database_.prepare(
-      "SELECT job_id, state FROM jobs WHERE state IN ('queued', 'running') AND "
+      "SELECT job_id, state FROM jobs WHERE (state = 'queued' OR (state = 'running' AND ?3)) AND "
       "(sweep_id = ?1 OR job_id = ?2) ORDER BY ordinal");
-  select.bind_all(sweep_id, job_id);
+  select.bind_all(sweep_id, job_id, int64_t{scope == CancelScope::unfinished});
   while (select.step()) cancelled.emplace_back(select.text(0), select.text(1));
   const auto now = utc_timestamp();
   for (const auto& [id, state] : cancelled) job_finished_.bind_all(id, "cancelled", "cancelled", now).run();
@@ -395,19 +398,18 @@ void Store::record_adaptive_pair(const std::string& sweep_id, const std::string&
       .run();
 }
 
-void Store::record_calibration(const std::string& sweep_id, int64_t night_runs, double alpha,
+void Store::record_calibration(const std::string& sweep_id, int64_t rounds, int64_t night_runs, double alpha,
                                const std::vector<nlohmann::json>& configurations) {
   Transaction transaction(database_);
   database_.prepare("DELETE FROM calibration_noise WHERE sweep_id = ?").bind_all(sweep_id).run();
   database_
       .prepare(
           "INSERT OR REPLACE INTO calibrations (sweep_id, recorded_at, rounds, night_runs, alpha, hosts, environments) "
-          "VALUES (?1, ?2, (SELECT COALESCE(json_extract(spec, '$.calibration.rounds'), json_extract(spec, "
-          "'$.repeats'), 1) FROM sweeps WHERE sweep_id = ?1), "
-          "?3, ?4, (SELECT json_group_array(host) FROM (SELECT DISTINCT host FROM results WHERE sweep_id = ?1 "
+          "VALUES (?1, ?2, ?5, ?3, ?4, (SELECT json_group_array(host) FROM (SELECT DISTINCT host FROM results WHERE "
+          "sweep_id = ?1 "
           "ORDER BY host)), (SELECT json_group_array(environment) FROM (SELECT DISTINCT COALESCE(env, 'own') || "
           "' / torch ' || COALESCE(torch_version, '?') AS environment FROM results WHERE sweep_id = ?1 ORDER BY 1)))")
-      .bind_all(sweep_id, utc_timestamp(), night_runs, alpha)
+      .bind_all(sweep_id, utc_timestamp(), night_runs, alpha, rounds)
       .run();
   static constexpr const char* figures[] = {"nodes",        "processes",         "epochs",           "median_epoch_s",
                                             "within_cv",    "process_cv",        "node_cv",          "run_cv",

@@ -31,6 +31,8 @@ struct JobRecord {
   nlohmann::json document;
   int64_t max_attempts = 3;
   std::string purpose = "measurement";  // or "confirmation" (jobs.purpose)
+  // A paired sweep's (pairing.by): the configuration key less that axis (sweep::pair_key); empty when unpaired.
+  std::string pair_key{};
 };
 
 // A job as the store keeps it (table jobs).
@@ -77,9 +79,14 @@ class Store {
   // state: done, failed or cancelled. A sweep whose jobs have all finished
   // becomes done (or stays cancelled).
   void job_finished(const std::string& job_id, const std::string& state, const std::string& error = "");
-  // Marks the queued and running jobs of a sweep (or one job) cancelled;
-  // returns their ids with the state each had.
-  std::vector<std::pair<std::string, std::string>> cancel(const std::string& sweep_id, const std::string& job_id = "");
+  // Which jobs a cancel takes: every unfinished one, or only those that have
+  // not started (a time box lets the runs in flight finish).
+  enum class CancelScope { unfinished, unstarted };
+  // Marks the queued (and, unless `scope` says unstarted, running) jobs of a
+  // sweep (or one job) cancelled, and a whole sweep cancelled; returns their
+  // ids with the state each had.
+  std::vector<std::pair<std::string, std::string>> cancel(const std::string& sweep_id, const std::string& job_id = "",
+                                                          CancelScope scope = CancelScope::unfinished);
 
   // The id of a sweep given by id, or by name (the newest of that name).
   std::optional<std::string> resolve_sweep(const std::string& id_or_name) { return find_sweep(database_, id_or_name); }
@@ -103,7 +110,7 @@ class Store {
   // values) and the noise table's figures (columns of calibration_noise);
   // the hosts, environments and rounds are read from the sweep's results.
   // Replaces an earlier record of the same sweep.
-  void record_calibration(const std::string& sweep_id, int64_t night_runs, double alpha,
+  void record_calibration(const std::string& sweep_id, int64_t rounds, int64_t night_runs, double alpha,
                           const std::vector<nlohmann::json>& configurations);
   // A sweep's adaptive pairs: pair, rounds, half_width, power, state.
   nlohmann::json adaptive_pairs(const std::string& sweep_id);

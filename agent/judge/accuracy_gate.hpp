@@ -13,7 +13,8 @@
 //   - without one, a large tensor (100,000 values or more) passes when its
 //     cosine similarity with eager is at least 0.99.
 // tol is 1e-4 for fp32 and 1e-2 for bf16 and fp16 autocast; the multiplier
-// 2 and 3.
+// 2 and 3. A tensor's deviation is the figure of the criterion that decided
+// (the smallest, each over what it allows): above 1 always fails.
 #include <nlohmann/json.hpp>
 
 namespace ts::agent {

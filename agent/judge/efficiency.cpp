@@ -3,34 +3,9 @@
 #include "shared/errors.hpp"
 #include "shared/job_fields.hpp"
 #include "shared/models/flops.hpp"
+#include "shared/peak_figure.hpp"
 
 namespace ts::agent {
-namespace {
-
-// The peak of the devices a job ran on in `dtype`: the CPU's for a CPU job
-// (its ranks share it), the sum over its GPUs for a CUDA job.
-std::optional<double> peak_of(const nlohmann::json& peak_flops, bool cuda, const std::vector<int64_t>& gpus,
-                              const std::string& dtype) {
-  if (!peak_flops.is_object()) return std::nullopt;
-  const auto figure = [&](const auto& match) -> std::optional<double> {
-    for (const auto& entry : peak_flops.at("devices")) {
-      if (match(entry) && entry.contains(dtype) && entry.at(dtype).is_number()) {
-        return entry.at(dtype).template get<double>();
-      }
-    }
-    return std::nullopt;
-  };
-  if (!cuda) return figure([](const nlohmann::json& e) { return e.at("device") == "cpu"; });
-  double total = 0;
-  for (const auto index : gpus) {
-    const auto one = figure([&](const nlohmann::json& e) { return e.value("index", int64_t{-1}) == index; });
-    if (!one) return std::nullopt;
-    total += *one;
-  }
-  return gpus.empty() ? std::nullopt : std::optional<double>(total);
-}
-
-}  // namespace
 
 std::optional<nlohmann::json> efficiency_of(const nlohmann::json& result, const nlohmann::json& peak_flops,
                                             const std::vector<int64_t>& gpus) {
@@ -50,20 +25,32 @@ std::optional<nlohmann::json> efficiency_of(const nlohmann::json& result, const 
     convention = "flop_counter_2flops_per_mac_counted_step";
   }
   const double achieved = flops.per_step / step;
-  // The peak of the matrix products the job ran: an fp32 job on a GPU that
-  // allowed TensorFloat-32 (execution.math, docs/gpu.md) against the TF32 peak.
+  // The peak of the products the job ran: an fp32 job on a GPU that allowed
+  // TensorFloat-32 for its matrix products or its convolutions
+  // (execution.math, docs/gpu.md) against the TF32 peak.
   const bool cuda = job_fields::get<std::string>(job, "device").starts_with("cuda");
-  const bool tf32 = result.value(nlohmann::json::json_pointer("/execution/math/tf32_matmul"), nlohmann::json()) == true;
+  const auto allowed = [&](const char* field) {
+    return result.value(nlohmann::json::json_pointer(std::string("/execution/math/") + field), nlohmann::json()) ==
+           true;
+  };
+  const bool tf32 = allowed("tf32_matmul") || allowed("tf32_conv");
   const std::string dtype =
       job_fields::get<std::string>(job, "precision") != "fp32" ? "bf16" : (cuda && tf32 ? "tf32" : "fp32");
-  const auto peak = peak_of(peak_flops, cuda, gpus, dtype);
-  return nlohmann::json{{"convention", convention},
-                        {"forward_flops_per_sample", flops.forward_per_sample},
-                        {"flops_per_step", flops.per_step},
-                        {"achieved_flops_per_s", achieved},
-                        {"peak_flops_per_s", peak ? nlohmann::json(*peak) : nlohmann::json(nullptr)},
-                        {"peak_dtype", dtype},
-                        {"mfu", peak && *peak > 0 ? nlohmann::json(achieved / *peak) : nlohmann::json(nullptr)}};
+  const auto peak =
+      peak_figure(peak_flops, cuda, gpus, dtype,
+                  result.value(nlohmann::json::json_pointer("/context/intra_op_threads"), nlohmann::json()));
+  const bool measured = peak && peak->flops_per_s > 0;
+  return nlohmann::json{
+      {"convention", convention},
+      {"forward_flops_per_sample", flops.forward_per_sample},
+      {"flops_per_step", flops.per_step},
+      {"achieved_flops_per_s", achieved},
+      {"peak_flops_per_s", peak ? nlohmann::json(peak->flops_per_s) : nlohmann::json(nullptr)},
+      {"peak_dtype", dtype},
+      {"peak_kernel", peak ? peak->kernel : nlohmann::json(nullptr)},
+      {"mfu", measured ? nlohmann::json(achieved / peak->flops_per_s) : nlohmann::json(nullptr)},
+      // A rate above the peak: the peak is wrong, and the agent measures it again.
+      {"peak_below_achieved", measured ? nlohmann::json(achieved > peak->flops_per_s) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace ts::agent

@@ -3,7 +3,7 @@
 // (schemas/result.schema.json): the model's FLOPs per step, counted
 // analytically (shared/models/flops.hpp), the rate achieved at the median
 // step time, and its fraction of the measured peak of the devices the job
-// ran on (agent/peak_flops.hpp). One computation for every runner.
+// ran on (agent/node/peak_flops.hpp). One computation for every runner.
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>

@@ -52,6 +52,12 @@ void summarize_timing(nlohmann::json& result) {
   if (job_fields::get<std::string>(job, "task") == "infer") {
     timing["latency"] = {{"p50", s.median}, {"p90", s.p90}, {"p99", s.p99}};
   }
+  if (const auto shapes = result.find("shapes"); shapes != result.end() && shapes->is_array()) {
+    for (auto& shape : *shapes) {
+      const auto shape_steps = shape.at("step_seconds").get<std::vector<double>>();
+      if (!shape_steps.empty()) shape["median_step_seconds"] = stats::median(shape_steps);
+    }
+  }
 }
 
 }  // namespace ts::agent

@@ -20,7 +20,8 @@ inline constexpr double warmup_insufficient_ratio = 1.5;
 // task generate, whose tokens generation_summary.hpp counts), step_cv,
 // step_iqr_over_median, noisy, warmup_insufficient (null with fewer than
 // two epochs) and, for inference, latency {p50, p90, p99}; adds a warning
-// when noisy. Only a successful result with a timing section is touched.
+// when noisy; each of the job's shapes (shapes[]) its median_step_seconds.
+// Only a successful result with a timing section is touched.
 void summarize_timing(nlohmann::json& result);
 
 }  // namespace ts::agent

@@ -28,6 +28,8 @@ from mlflow.entities import Metric, Param, RunTag, ViewType  # noqa: E402
 from mlflow.tracking import MlflowClient  # noqa: E402
 
 RESULT_TAG = "torchsweep.result"
+# A target the writer refuses (schemas/runner_contract.json, filled in at build time).
+INVALID_INPUT = int("@TS_EXIT_INVALID_INPUT@")
 DOCUMENT_ARTIFACT = "torchsweep/result.json"
 
 
@@ -220,7 +222,7 @@ def main():
         export(handed, args.tracking_uri, args.experiment, args.artifacts)
     except BadTarget as error:
         sys.stderr.write(f"torchsweep-mlflow: {error}\n")
-        sys.exit(2)
+        sys.exit(INVALID_INPUT)
     except Unreachable as error:
         sys.exit(f"torchsweep-mlflow: {error}")
 

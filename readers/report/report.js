@@ -424,8 +424,17 @@
     }
     if (compiler.cache.length) {
       compilerSection.append(element("h3", { text: "Compile time, cold and warm caches" }));
-      sortableTable(compilerSection, [["configuration", "configuration"], ["cold_s", "cold s", number], ["warm_s", "warm s", number]],
+      sortableTable(compilerSection, [["configuration", "configuration"], ["cold_s", "cold s", number], ["warm_s", "warm s", number],
+        ["cold_break_even_iters", "break-even cold"], ["warm_break_even_iters", "break-even warm"]],
         compiler.cache);
+    }
+    if (compiler.points.length) {
+      compilerSection.append(element("h3", { text: "Break-even: iterations until the compile pays for itself" }));
+      note(compilerSection, "The compiled runs' compile time (capture and first iteration) over the time each step saves " +
+        "against eager, rounded up; never: the compiled step is not faster (docs/compiler.md).");
+      sortableTable(compilerSection, [["configuration", "configuration"], ["compile_s", "compile s", number],
+        ["speedup", "speedup", function (v) { return number(v, 3) + "×"; }], ["break_even_iters", "break-even iterations"]],
+        compiler.points);
     }
   }
 
@@ -510,6 +519,17 @@
       ["blas", "BLAS"], ["os", "OS"], ["kernel", "kernel"], ["torchsweep", "torchsweep"]], data.environments);
   } else {
     note(environment, "No result, so no environment recorded.");
+  }
+  if (data.peaks && data.peaks.length) {
+    // Which peak each utilisation (MFU) used (docs/methodology.md).
+    const peaks = section("Peaks the utilisation is measured against", "peaks");
+    note(peaks, "Measured by the agent at its start: the best of matrix products and convolutions per device, " +
+      "dtype and thread count. A run whose rate exceeded its peak (MFU above 1) means the peak was wrong; the agent " +
+      "then measured it again before its next job.");
+    sortableTable(peaks, [["host", "host"], ["device", "device"], ["dtype", "dtype"],
+      ["peak_flops_per_s", "peak TFLOP/s", function (v) { return number(v / 1e12, 4); }], ["kernel", "reached by"],
+      ["runs", "runs"], ["highest_mfu", "highest MFU", number], ["peak_below_achieved", "runs above the peak"]],
+      data.peaks);
   }
 
   Promise.all(views).then(function () {

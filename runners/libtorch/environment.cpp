@@ -11,6 +11,7 @@
 #include "runners/libtorch/compat.hpp"
 #include "runners/libtorch/device.hpp"
 #include "runners/libtorch/job.hpp"
+#include "shared/host_name.hpp"
 #include "shared/version.hpp"
 
 namespace ts::worker {
@@ -51,12 +52,6 @@ std::string loaded_blas() {
   return "none loaded";
 }
 
-std::string hostname() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
-  return name;
-}
-
 }  // namespace
 
 nlohmann::json capture_context() {
@@ -65,7 +60,7 @@ nlohmann::json capture_context() {
   const auto pages = sysconf(_SC_PHYS_PAGES);
   const auto page_size = sysconf(_SC_PAGESIZE);
   nlohmann::json context{
-      {"hostname", hostname()},
+      {"hostname", host_name()},
       {"os", first_value("/etc/os-release", "PRETTY_NAME=", '=')},
       {"kernel", std::string(system.sysname) + " " + system.release},
       {"machine", system.machine},

@@ -20,6 +20,7 @@
 #include "runners/libtorch/fusion_observer.hpp"
 #include "runners/libtorch/generation.hpp"
 #include "runners/libtorch/math_policy.hpp"
+#include "runners/libtorch/memory_layout.hpp"
 #include "runners/libtorch/memory_probe.hpp"
 #include "runners/libtorch/models/registry.hpp"
 #include "runners/libtorch/start_state.hpp"
@@ -73,6 +74,7 @@ LoaderOptions loader_options(const Job& job, int rank, int ranks) {
   options.seed = static_cast<uint64_t>(rank_data_seed(job.seed, 0));
   options.rank = rank;
   options.ranks = ranks;
+  options.layout = memory_format_of(job);
   return options;
 }
 
@@ -103,6 +105,7 @@ Experiment::Experiment(const Job& job, torch::Device device, PrecisionPlan plan,
   model_ = find_model(job.model, job.model_root).build(job.model_config);
   if (job.initial_weights) load_initial_weights(*model_.module, *job.initial_weights);
   model_.module->to(device);
+  layout_ = lay_out_weights(model_, job);  // the inputs follow below
   model_.module->train(job.task == Task::train);
   if (parallel) broadcast_tensors(module_state(*model_.module), parallel->collective, 0);
   for (const auto& parameter : model_.module->parameters()) {
@@ -120,10 +123,11 @@ Experiment::Experiment(const Job& job, torch::Device device, PrecisionPlan plan,
                                               device);
   } else {
     data_ = std::make_unique<SyntheticData>(job.batch_size, model_.sample_shape, model_.num_classes, job.data_batches,
-                                            rank_data_seed(job.seed, rank), device, model_.tokens);
+                                            rank_data_seed(job.seed, rank), device, model_.tokens, layout_);
   }
   if (job.reference_batch) {
     reference_ = read_reference_batch(*job.reference_batch, job.batch_size, model_, device);
+    if (!model_.tokens) reference_->inputs = reference_->inputs.contiguous(layout_);
   }
   if (job.task == Task::train) {
     optimizer_ = make_optimizer(job, model_.module->parameters());
@@ -310,6 +314,8 @@ double Experiment::evaluate(const Batch& batch) {
 }
 
 int64_t Experiment::parameters() const { return count_parameters(*model_.module); }
+
+std::optional<std::string> Experiment::data_layout() const { return data_layout_name(model_, layout_); }
 
 std::optional<LossScalingReport> Experiment::loss_scaling() const {
   return scaler_ ? std::optional(scaler_->report()) : std::nullopt;
@@ -562,6 +568,7 @@ Result run_experiment(const Job& job, const World* world, const CaptureFunction&
     execution.capture_seconds = experiment->capture_seconds();
     execution.loss_scaling = experiment->loss_scaling();
     execution.model_parameters = experiment->parameters();
+    execution.data_layout = experiment->data_layout();
     execution.initial_parameter_l1 = experiment->initial_parameter_l1();
     execution.initial_weights = job.initial_weights;
     execution.reference_batch = job.reference_batch;

@@ -46,6 +46,8 @@ class Experiment {
   std::optional<double> capture_seconds() const { return capture_seconds_; }
   std::string compiler() const { return path_->compiler(); }
   int64_t parameters() const;
+  // NCHW or NHWC for an image model (job memory_format), none otherwise.
+  std::optional<std::string> data_layout() const;
   // Sum of |w| over the trainable parameters as built (float64): the same
   // seed must give every runner the same figure (docs/runners.md).
   double initial_parameter_l1() const { return initial_parameter_l1_; }
@@ -86,6 +88,8 @@ class Experiment {
   double initial_parameter_l1_ = 0;
   std::vector<std::vector<double>> own_step_seconds_;
   std::optional<Batch> reference_;  // the job's reference batch, if it names one
+  // The layout of the model's 4-D weights and of its input batches.
+  torch::MemoryFormat layout_ = torch::MemoryFormat::Contiguous;
   // The outputs and targets of the first two steps, kept as they are (with
   // warm-up 0 or 1 those steps are timed ones): their losses are computed
   // and read after the timed epochs, so that no extra kernel or host wait

@@ -59,6 +59,7 @@ Job parse_job(const nlohmann::json& given) {
   read_optional(document, "fallback", job.fallback);
   read_optional(document, "accuracy", job.accuracy);
   read_optional(document, "precision", job.precision);
+  read_optional(document, "memory_format", job.memory_format);
   read_optional(document, "tf32", job.tf32);
   read_optional(document, "cudnn_benchmark", job.cudnn_benchmark);
   read_optional(document, "epochs", job.epochs);
@@ -129,6 +130,7 @@ nlohmann::json to_json(const Job& job) {
                      {"fallback", job.fallback},
                      {"accuracy", job.accuracy},
                      {"precision", job.precision},
+                     {"memory_format", job.memory_format},
                      {"tf32", job.tf32},
                      {"cudnn_benchmark", job.cudnn_benchmark},
                      {"batch_size", job.batch_size},

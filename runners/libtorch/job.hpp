@@ -47,6 +47,7 @@ struct Job {
   Fallback fallback{};
   AccuracyGate accuracy{};  // judged by the agent (docs/compiler.md); echoed
   Precision precision{};
+  std::string memory_format;          // contiguous or channels_last: an image model's weights and inputs
   std::string tf32, cudnn_benchmark;  // the fp32 math policy: framework, on or off (runners/libtorch/math_policy.hpp)
   int64_t batch_size = 0;
   int64_t epochs = 0;

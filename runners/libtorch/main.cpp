@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
         return ts::exit_code::ok;
       case ts::worker::WorkerCommand::Action::show_version: {
         std::cout << "torchsweep-worker " << ts::version::number() << " (" << ts::version::commit() << ")\n";
-        // Read by agents for their capabilities (agent/capabilities.cpp).
+        // Read by agents for their capabilities (agent/node/capabilities.cpp).
         const auto cuda = ts::worker::gpu_context().at("cuda_version");
         std::cout << "torch " << ts::worker::compat::torch_version() << " cuda "
                   << (cuda.is_string() ? cuda.get<std::string>() : std::string("none")) << "\n";

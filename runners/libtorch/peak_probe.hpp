@@ -1,9 +1,12 @@
 #pragma once
 // The measured peak of this node's devices (`torchsweep-worker
-// --probe-peak`): a short dense matrix product in fp32 and bf16 on the CPU
-// and on each visible GPU, best rate of a few repetitions. A datasheet
-// figure is often unreachable; this is what the same LibTorch reaches here,
-// and model FLOPs utilisation is reported against it (docs/methodology.md).
+// --probe-peak`): in fp32 and bf16 (and TF32 on a GPU) on the CPU and on
+// each visible GPU, the best rate of dense matrix products at several sizes
+// and of 3x3 convolutions, through the libraries the runners' models use
+// (oneDNN/MKL on a CPU, cuBLAS/cuDNN on a GPU); on the CPU at the default
+// thread count and at one. A datasheet figure is often unreachable; this is
+// what the same LibTorch reaches here, and model FLOPs utilisation is
+// reported against it (docs/methodology.md).
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
@@ -16,7 +19,7 @@ struct PeakProbeOptions {
 };
 
 // {"devices": [{"device": "cpu"|"cuda:N", "name", "threads"|"index",
-// "fp32": FLOP/s, "bf16": FLOP/s|null, "matmul_size": {"fp32": n, "bf16": n}}]}
+// "fp32": FLOP/s, "bf16": FLOP/s|null, "kernels": {"fp32": "matmul n=1024", ...}}]}
 nlohmann::json probe_peak(const PeakProbeOptions& options = {});
 
 }  // namespace ts::worker

@@ -49,7 +49,8 @@ nlohmann::json to_json(const ExecutionReport& e) {
                      {"model_parameters", e.model_parameters},
                      {"initial_parameter_l1", e.initial_parameter_l1},
                      {"initial_weights", optional_json(e.initial_weights)},
-                     {"reference_batch", optional_json(e.reference_batch)}};
+                     {"reference_batch", optional_json(e.reference_batch)},
+                     {"data_layout", optional_json(e.data_layout)}};
   out["fusion"] = e.fusion ? nlohmann::json{{"fused_kernels", e.fusion->fused_kernels},
                                             {"fused_launches_per_step", e.fusion->fused_launches_per_step},
                                             {"kernel_names", e.fusion->kernel_names}}

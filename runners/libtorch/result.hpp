@@ -68,7 +68,8 @@ struct ExecutionReport {
   double initial_parameter_l1 = 0;
   std::optional<std::string> initial_weights, reference_batch;  // the files loaded, if any
   std::optional<DistributedReport> distributed;
-  nlohmann::json math;  // the fp32 math policy in effect (runners/libtorch/math_policy.hpp)
+  nlohmann::json math;                     // the fp32 math policy in effect (runners/libtorch/math_policy.hpp)
+  std::optional<std::string> data_layout;  // NCHW or NHWC for an image model; none otherwise
 };
 
 struct TimingReport {

@@ -22,7 +22,8 @@ os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), os.pardir, "share", "torchsweep",
                                 "python"))
 from torchsweep_harness import math_policy  # noqa: E402
-from torchsweep_harness.contract import Unsupported, run_main  # noqa: E402
+from torchsweep_harness.contract import run_main  # noqa: E402
+from torchsweep_harness.errors import Unsupported  # noqa: E402
 from torchsweep_harness.keras_runner import KerasExperiment, KerasFramework, gpu_index  # noqa: E402
 from torchsweep_harness.measure import AllocatorProbe  # noqa: E402
 

@@ -21,7 +21,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's start-up bann
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), os.pardir, "share", "torchsweep",
                                 "python"))
 from torchsweep_harness import data, math_policy  # noqa: E402
-from torchsweep_harness.contract import Unsupported, run_main  # noqa: E402
+from torchsweep_harness.contract import run_main  # noqa: E402
+from torchsweep_harness.errors import Unsupported  # noqa: E402
 from torchsweep_harness.keras_runner import KerasExperiment, KerasFramework, gpu_index  # noqa: E402
 from torchsweep_harness.measure import AllocatorProbe  # noqa: E402
 

@@ -1,1 +1,1 @@
-"""scripts/gpu-evidence's parts: the probes, the checks and the fakes of a CPU dry run (docs/gpu.md)."""
+"""scripts/gpu-visit's parts: the probes, the checks and the fakes of a CPU dry run (docs/gpu.md)."""

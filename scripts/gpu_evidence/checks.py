@@ -1,12 +1,16 @@
-"""The checks of scripts/gpu-evidence: pure functions of the evidence a
-visit wrote (tools.json, load.json, tf32.json, nvml-sweep.jsonl,
-peak_flops.json, results.json), so that they run again on a copy
-(`--checks-only`) and each can be shown to fail on evidence made to fail.
+"""The checks of scripts/gpu-visit: pure functions of the evidence a visit
+wrote (preflight.json, load.json, tf32.json, nvml-sweep.jsonl,
+peak_flops.json, results.json, jobs.json: the plan's jobs and their fate),
+so that they run again on a copy (`scripts/gpu-visit --read`) and each can
+be shown to fail on evidence made to fail.
 
-Each check returns ("pass" | "fail", detail). A check with nothing to judge
-fails: a dry run must not pass by skipping one. Where a CPU cannot produce
-the GPU's figure, the check judges the CPU's counterpart (named in its
-detail), and tests/gpu_evidence/ holds GPU-shaped evidence for both verdicts.
+Each check returns ("pass" | "fail" | "not run", detail). A check fails
+only on what ran: a job that failed, a figure out of bounds. A check with
+nothing to judge is `not run` when the plan's jobs it judges were left out
+(by the budget, or for a runner the machine lacked) and fails otherwise: a
+visit must not pass by skipping one. Where a CPU cannot produce the GPU's
+figure, the check judges the CPU's counterpart (named in its detail), and
+tests/gpu_evidence/ holds GPU-shaped evidence for both verdicts.
 """
 import datetime
 import json
@@ -39,9 +43,9 @@ def load(folder):
     samples_file = folder / "nvml-sweep.jsonl"
     samples = [json.loads(line) for line in samples_file.read_text().splitlines() if line.strip()] \
         if samples_file.exists() else None
-    return {"tools": read("tools.json"), "load": read("load.json"), "tf32": read("tf32.json"),
+    return {"tools": read("preflight.json"), "load": read("load.json"), "tf32": read("tf32.json"),
             "peak": read("peak_flops.json"), "results": read("results.json"), "samples": samples,
-            "settings": read("settings.json")}
+            "settings": read("settings.json"), "jobs": read("jobs.json") or []}
 
 
 def _instant(text):
@@ -52,13 +56,34 @@ def _ok_results(evidence):
     return [r for r in evidence["results"] or [] if r.get("status") == "ok"]
 
 
-def check_tools(evidence):
+def _left_out(evidence, judged):
+    """The planned jobs `judged` (a predicate on a job document) that have no result."""
+    have = {r["job"]["job_id"] for r in evidence["results"] or []}
+    return [p for p in evidence["jobs"] if p.get("job_id") not in have and judged(p["job"])]
+
+
+def _nothing(evidence, judged, what):
+    """The verdict of a check that found nothing to judge: `not run` when its jobs were left out."""
+    left = _left_out(evidence, judged)
+    if left:
+        whys = sorted({p.get("why") or p["state"] for p in left})
+        return "not run", f"{what}: {len(left)} of its jobs left out ({'; '.join(whys)[:300]})"
+    return "fail", what
+
+
+def _any(_job):
+    return True
+
+
+def _training(job):
+    return job.get("task", "train") == "train"
+
+
+def check_preflight(evidence):
     tools = evidence["tools"]
     if not tools:
-        return "fail", "no tools.json"
-    wanted = ["driver", "gpu_name", "python", "torch"]
-    if tools.get("building"):
-        wanted += ["compiler", "cmake", "nvcc"]
+        return "fail", "no preflight.json"
+    wanted = ["driver", "gpu_name", "python", "torch", "glibc"]
     missing = [name for name in wanted if not tools.get(name)]
     if missing:
         return "fail", "not found: " + ", ".join(missing)
@@ -95,6 +120,9 @@ def check_tf32_policy(evidence):
         return "fail", "no TF32 probe of PyTorch"
     lines = []
     for framework, probe in sorted(probes.items()):
+        if "error" in probe and framework == "jax" and (evidence["tools"] or {}).get("jax") is None:
+            lines.append("jax: not on this machine (its jobs are left out)")
+            continue
         if "error" in probe:
             return "fail", f"{framework}: {probe['error']}"
         reduced_on = probe["on_error"] > TF32_REDUCED
@@ -125,7 +153,7 @@ def check_event_vs_wall(evidence):
                                f"{sum(steps):.4f} s, the epoch's clock {wall:.4f} s ({gap:+.1%})"
         checked += 1
     if not checked:
-        return "fail", "no successful training result to compare"
+        return _nothing(evidence, _training, "no successful training result to compare")
     return "pass", f"{checked} results, worst gap {worst:.2%} (limit {'/'.join(f'{x:.0%}' for x in sorted(limits))})"
 
 
@@ -153,7 +181,7 @@ def check_memory(evidence):
     gross error, NVML's all-ones 'not available' summed in, fails both)."""
     samples = evidence["samples"]
     if samples is None:
-        return "fail", "no NVML samples of the sweep"
+        return _nothing(evidence, _any, "no NVML samples of the sweep")
     checked = []
     for result in _ok_results(evidence):
         memory, job_id = result["memory"], result["job"]["job_id"]
@@ -179,7 +207,7 @@ def check_memory(evidence):
                            f"{own / 2**20:.0f} MiB (limit {limit / 2**20:.0f} MiB)"
         checked.append(high / max(own, 1))
     if not checked:
-        return "fail", "no result whose memory could be compared"
+        return _nothing(evidence, _any, "no result whose memory could be compared")
     return "pass", f"{len(checked)} results; NVML over the runner's own peak: " \
                    f"{min(checked):.2f}..{max(checked):.2f}"
 
@@ -187,7 +215,7 @@ def check_memory(evidence):
 def check_fp16_loss_scaling(evidence):
     fp16 = [r for r in evidence["results"] or [] if r["job"].get("precision") == "fp16"]
     if not fp16:
-        return "fail", "no fp16 result"
+        return _nothing(evidence, lambda job: job.get("precision") == "fp16", "no fp16 result")
     ran = 0
     for result in fp16:
         job_id = result["job"]["job_id"]
@@ -238,14 +266,33 @@ def check_first_loss(evidence):
                            f"{eager:.6g} ({difference:.2%} apart, limit {FIRST_LOSS_TOLERANCE[precision]:.1%})"
         compared.append(difference)
     if not compared:
-        return "fail", "no eager/compiled pair of training results"
+        return _nothing(evidence, _training, "no eager/compiled pair of training results")
     return "pass", f"{len(compared)} pairs, largest difference {max(compared):.2e}"
+
+
+def check_accuracy_gate(evidence):
+    """Every compiled result computes what eager does (the agent's gate, docs/compiler.md): a fast wrong
+    model, or one the gate could not judge, is no evidence that the compiled path works."""
+    compiled = [r for r in _ok_results(evidence) if r["job"].get("mode") == "compiled"]
+    if not compiled:
+        return _nothing(evidence, lambda job: job.get("mode") == "compiled", "no successful compiled result")
+    for result in compiled:
+        accuracy = result.get("accuracy") or {}
+        if accuracy.get("status") != "pass":
+            why = "; ".join(accuracy.get("failed") or []) or accuracy.get("skipped") or "no verdict"
+            return "fail", f"{result['job']['job_id']} ({result['job']['runner']}): accuracy " \
+                           f"{accuracy.get('status')}: {why}"
+    worst = max((r["accuracy"].get("deviation") or 0.0) for r in compiled)
+    return "pass", f"{len(compiled)} compiled results passed the gate, worst deviation {worst:.3g}"
 
 
 def check_peak_vs_load(evidence):
     load_probe, peak = evidence["load"], evidence["peak"]
-    if not load_probe or not peak:
-        return "fail", "no load.json or no peak probe figures"
+    if not load_probe:
+        return "fail", "no load.json"
+    if not peak:
+        return _nothing(evidence, lambda job: job.get("runner", "libtorch") == "libtorch",
+                        "no peak probe figures (the worker probes them)")
     device = load_probe["device"] if load_probe["device"] != "cuda" else "cuda:0"
     figures = [d for d in peak["devices"] if d["device"] == device]
     if not figures or not figures[0].get("bf16"):
@@ -260,19 +307,46 @@ def check_peak_vs_load(evidence):
 def check_results(evidence):
     results = evidence["results"]
     if results is None:
-        return "fail", "no results.json"
+        return _nothing(evidence, _any, "no results.json")
     ok = _ok_results(evidence)
     broken = [r for r in results if r["status"] == "failed"]
     if broken:
         return "fail", f"{len(broken)} failed: " + "; ".join(
             f"{r['job']['job_id']}: {(r.get('error') or '')[:200]}" for r in broken)
     if not ok:
-        return "fail", "no successful result"
+        return _nothing(evidence, _any, "no successful result")
     return "pass", f"{len(ok)} ok, {len(results) - len(ok)} unsupported"
 
 
+def _class_check(name):
+    """Every job of the plan's class `name` ran: a result ok, or on a CPU dry run unsupported with its
+    reason (fp16, NCCL). A failed one fails, and so does a GPU job its runner calls unsupported: the
+    class is what the lease must prove; one left out is `not run`."""
+
+    def check(evidence):
+        planned = [p for p in evidence["jobs"] if p["class"] == name]
+        if not planned:
+            return "fail", f"no {name} jobs in the plan (jobs.json)"
+        results = {r["job"]["job_id"]: r for r in evidence["results"] or []}
+        failed = [p for p in planned if p.get("job_id") in results and (
+            results[p["job_id"]]["status"] == "failed" or (results[p["job_id"]]["status"] == "unsupported"
+                                                           and p["job"].get("device", "cpu") != "cpu"))]
+        if failed:
+            return "fail", "; ".join(f"{p['job_id']} ({p['job'].get('runner', 'libtorch')} {p['job']['model']} "
+                                     f"{p['job'].get('precision', 'fp32')} {p['job'].get('mode', 'eager')}): "
+                                     f"{(results[p['job_id']].get('error') or '')[:160]}" for p in failed)
+        left = [p for p in planned if p.get("job_id") not in results]
+        if left:
+            whys = sorted({p.get("why") or p["state"] for p in left})
+            return "not run", f"{len(planned) - len(left)} of {len(planned)} ran; left out: " + "; ".join(whys)[:300]
+        runners = sorted({p["job"].get("runner", "libtorch") for p in planned})
+        return "pass", f"all {len(planned)} ran ({', '.join(runners)})"
+
+    return check
+
+
 CHECKS = [
-    ("tools", check_tools),
+    ("preflight", check_preflight),
     ("nvml_under_load", check_nvml_under_load),
     ("tf32_policy", check_tf32_policy),
     ("results", check_results),
@@ -280,7 +354,10 @@ CHECKS = [
     ("memory", check_memory),
     ("fp16_loss_scaling", check_fp16_loss_scaling),
     ("first_loss", check_first_loss),
+    ("accuracy_gate", check_accuracy_gate),
     ("peak_vs_load", check_peak_vs_load),
+    ("core", _class_check("core")),
+    ("extras", _class_check("extras")),
 ]
 
 

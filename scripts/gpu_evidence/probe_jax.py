@@ -1,4 +1,4 @@
-"""JAX probes of scripts/gpu-evidence, run by the node's own Python:
+"""JAX probes of scripts/gpu-visit, run by the node's own Python:
 
     probe_jax.py tools             the version, backend and default matmul precision (JSON)
     probe_jax.py tf32              an fp32 product's error against float64: precision float32 (TF32 off)

@@ -1,4 +1,4 @@
-"""PyTorch probes of scripts/gpu-evidence that need no torchsweep build, run
+"""PyTorch probes of scripts/gpu-visit that need no torchsweep build, run
 by the node's own Python:
 
     probe_torch.py tools                      versions and the fp32 math defaults (JSON)

@@ -97,15 +97,18 @@ void check_data(const nlohmann::json& job) {
   const auto name = job.at("model").get<std::string>();
   const auto* library = library_of(name);  // throws for a library that does not exist
   const auto data = job.find("data");
-  if (data == job.end() || !data->is_object()) return;
+  const bool folder = data != job.end() && data->is_object();
+  const bool channels_last = job.value("memory_format", "") == "channels_last";
+  if (!folder && !channels_last) return;
   const auto& model = library ? *library : find(name);
   if (model.inputs == "images") return;
   std::string image_models;
   for (const auto& spec : catalogue()) {
     if (spec.inputs == "images") image_models += (image_models.empty() ? "" : ", ") + spec.name;
   }
-  throw InvalidInput("data", "imagefolder data needs a model that reads images (" + image_models + "); '" + model.name +
-                                 "' reads " + model.inputs);
+  throw InvalidInput(folder ? "data" : "memory_format", std::string(folder ? "imagefolder data" : "channels_last") +
+                                                            " needs a model that reads images (" + image_models +
+                                                            "); '" + model.name + "' reads " + model.inputs);
 }
 
 namespace {

@@ -51,8 +51,9 @@ std::map<std::string, int64_t> knobs_of(const nlohmann::json& job);
 // an unknown model.
 bool reads_tokens(std::string_view model);
 // Throws ts::InvalidInput("model", ...) for a LIBRARY:NAME model of no
-// known library, and ts::InvalidInput("data", ...) when `job` reads
-// imagefolder data with a model that does not read images.
+// known library, and ts::InvalidInput("data", ...) or ("memory_format",
+// ...) when `job` reads imagefolder data or asks for channels_last with a
+// model that does not read images.
 void check_data(const nlohmann::json& job);
 // Throws ts::InvalidInput naming the field for a job whose sequence does
 // not fit its model: task generate on a model that does not generate

@@ -363,4 +363,8 @@ std::string pair_key(const std::string& config_key, const std::string& axis) {
   return configuration.dump();
 }
 
+std::string stored_pair_key(const std::string& config_key, const std::string& pair_axis) {
+  return pair_axis.empty() ? std::string() : pair_key(config_key, pair_axis);
+}
+
 }  // namespace ts::sweep

@@ -84,5 +84,8 @@ inline Sweep load(const std::string& path) { return expand(read_document(path), 
 // The pair (or group) a configuration belongs to: its config key without
 // `axis` (adaptive repeats' compared axis, pairing's `by`).
 std::string pair_key(const std::string& config_key, const std::string& axis);
+// What the store keeps as a job's jobs.pair_key: pair_key under the sweep's
+// `pair_axis` (pairing.by), or empty where the sweep pairs nothing.
+std::string stored_pair_key(const std::string& config_key, const std::string& pair_axis);
 
 }  // namespace ts::sweep

@@ -1,6 +1,6 @@
 // What an agent reports of its node: GPU identity (the GPUs it reports are
 // the ones its jobs get) and its runners with their frameworks.
-#include "agent/capabilities.hpp"
+#include "agent/node/capabilities.hpp"
 
 #include <gtest/gtest.h>
 

@@ -10,11 +10,11 @@
 #include <map>
 #include <thread>
 
-#include "agent/process_tree.hpp"
+#include "agent/node/process_tree.hpp"
 #include "agent/rank_launch.hpp"
-#include "tests/support/child_process.hpp"
+#include "simulation/child_process.hpp"
+#include "simulation/synthetic_result.hpp"
 #include "tests/support/process.hpp"
-#include "tests/support/synthetic_result.hpp"
 #include "tests/support/temp_directory.hpp"
 
 namespace ts::agent {
@@ -26,7 +26,7 @@ using Kind = ExecutionOutcome::Kind;
 class Executor : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto ok = testing::make_result({});
+    auto ok = simulation::make_result({});
     std::ofstream(directory_ / "ok.json") << ok.dump();
     auto failed = ok;
     failed["status"] = "unsupported";
@@ -129,7 +129,7 @@ TEST_F(Executor, TimeoutKillsTheWholeProcessGroup) {
   std::ifstream(pid_file) >> grandchild;
   ASSERT_GT(grandchild, 0);
   // The grandchild, in the same group, is gone too (reaped by init, or a zombie at worst).
-  EXPECT_TRUE(testing::wait_for(
+  EXPECT_TRUE(simulation::wait_for(
       [&] {
         std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
         std::string pid, name, state;
@@ -144,7 +144,7 @@ TEST_F(Executor, ShuttingDownMidJobKillsTheRunnerInsteadOfCrashing) {
   {
     boost::asio::io_context io;
     boost::asio::co_spawn(io, execute(request(hang, 60s)), boost::asio::detached);
-    ASSERT_TRUE(testing::wait_for(
+    ASSERT_TRUE(simulation::wait_for(
         [&] {
           io.poll();
           return std::filesystem::exists(pid_file) && std::filesystem::file_size(pid_file) > 0;
@@ -155,7 +155,7 @@ TEST_F(Executor, ShuttingDownMidJobKillsTheRunnerInsteadOfCrashing) {
   pid_t pid = 0;
   std::ifstream(pid_file) >> pid;
   ASSERT_GT(pid, 0);
-  EXPECT_TRUE(testing::wait_for([&] { return ::kill(pid, 0) != 0; }, 5s));
+  EXPECT_TRUE(simulation::wait_for([&] { return ::kill(pid, 0) != 0; }, 5s));
 }
 
 TEST_F(Executor, ProgressLinesAndTheEnvironmentReachTheRunner) {
@@ -185,7 +185,7 @@ TEST_F(Executor, CancellingKillsTheProcessGroup) {
   ExecutionOutcome outcome;
   boost::asio::co_spawn(io, execute(std::move(job)),
                         [&](std::exception_ptr, ExecutionOutcome result) { outcome = std::move(result); });
-  ASSERT_TRUE(testing::wait_for(
+  ASSERT_TRUE(simulation::wait_for(
       [&] {
         io.poll();
         return std::filesystem::exists(pid_file) && std::filesystem::file_size(pid_file) > 0;
@@ -197,7 +197,7 @@ TEST_F(Executor, CancellingKillsTheProcessGroup) {
   EXPECT_LT(outcome.seconds, 10.0);
   pid_t grandchild = 0;
   std::ifstream(pid_file) >> grandchild;
-  EXPECT_TRUE(testing::wait_for([&] { return ::kill(grandchild, 0) != 0; }, 5s)) << "the runner's child survived";
+  EXPECT_TRUE(simulation::wait_for([&] { return ::kill(grandchild, 0) != 0; }, 5s)) << "the runner's child survived";
 }
 
 TEST_F(Executor, TheRunnerGetsNoDescriptorOfTheAgent) {
@@ -223,7 +223,7 @@ TEST_F(Executor, TheRunnerDiesWithTheThreadThatStartedIt) {
   boost::asio::io_context io;
   boost::asio::co_spawn(io, execute(request(hang, 60s)), boost::asio::detached);
   std::thread agent([&] {
-    testing::wait_for(
+    simulation::wait_for(
         [&] {
           io.poll();
           return std::filesystem::exists(pid_file) && std::filesystem::file_size(pid_file) > 0;
@@ -234,14 +234,14 @@ TEST_F(Executor, TheRunnerDiesWithTheThreadThatStartedIt) {
   pid_t pid = 0;
   std::ifstream(pid_file) >> pid;
   ASSERT_GT(pid, 0);
-  EXPECT_TRUE(testing::wait_for(
+  EXPECT_TRUE(simulation::wait_for(
       [&] { return testing::slurp("/proc/" + std::to_string(pid) + "/cmdline").find("sleep") == std::string::npos; },
       5s));
 }
 
 TEST_F(Executor, RecordedProcessesOfAPreviousLifeAreKilledOnlyIfTheyAreStillTheSame) {
-  testing::ChildProcess survivor({"/bin/sleep", "1000"}, directory_ / "survivor.log");
-  testing::ChildProcess leftover({"/bin/sleep", "1000"}, directory_ / "leftover.log");
+  simulation::ChildProcess survivor({"/bin/sleep", "1000"}, directory_ / "survivor.log");
+  simulation::ChildProcess leftover({"/bin/sleep", "1000"}, directory_ / "leftover.log");
   ProcessTree(leftover.pid(), false).save(directory_ / "leftover.json");
   // The same pid with another start time: a recycled pid, to be left alone.
   std::ofstream(directory_ / "recycled.json")
@@ -316,7 +316,7 @@ class MultiRank : public Executor {
     ExecutionOutcome outcome;
     boost::asio::co_spawn(io, execute(std::move(request)),
                           [&](std::exception_ptr, ExecutionOutcome result) { outcome = std::move(result); });
-    EXPECT_TRUE(testing::wait_for(
+    EXPECT_TRUE(simulation::wait_for(
         [&] {
           io.poll();
           return !progress_.empty();
@@ -349,7 +349,7 @@ TEST_F(MultiRank, ADeadRankFailsTheJobWithItsReasonLongBeforeTheTimeout) {
   EXPECT_EQ(outcome.kind, Kind::crashed) << outcome.reason;
   EXPECT_NE(outcome.reason.find("rank 1"), std::string::npos) << outcome.reason;
   EXPECT_LT(outcome.seconds, 60.0);
-  EXPECT_TRUE(testing::wait_for([&] { return ranks_running_in(directory_ / "work").empty(); }, 5s));
+  EXPECT_TRUE(simulation::wait_for([&] { return ranks_running_in(directory_ / "work").empty(); }, 5s));
 }
 
 TEST_F(MultiRank, CancellingKillsEveryRank) {
@@ -360,7 +360,7 @@ TEST_F(MultiRank, CancellingKillsEveryRank) {
     *cancel = true;
   });
   EXPECT_EQ(outcome.kind, Kind::cancelled) << outcome.reason;
-  EXPECT_TRUE(testing::wait_for([&] { return ranks_running_in(directory_ / "work").empty(); }, 5s))
+  EXPECT_TRUE(simulation::wait_for([&] { return ranks_running_in(directory_ / "work").empty(); }, 5s))
       << "a rank survived the cancellation";
 }
 #endif

@@ -1,4 +1,4 @@
-// A stand-in for libnvidia-ml.so.1 with the calls agent/nvml.cpp binds, for
+// A stand-in for libnvidia-ml.so.1 with the calls agent/node/nvml.cpp binds, for
 // the telemetry tests on machines without a GPU. Two GPUs, "GPU-fake-0" and
 // "GPU-fake-1"; what they read is set through the fake_nvml_* functions,
 // which a test reaches by dlopening this same library, and, for a test of

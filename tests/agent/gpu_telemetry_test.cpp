@@ -2,7 +2,7 @@
 // the result's "telemetry" section says, windowed to the timed epochs, the
 // job's own processes only, throttling told from the power cap, and NVML
 // that cannot be had reported with its reason.
-#include "agent/gpu_telemetry.hpp"
+#include "agent/node/gpu_telemetry.hpp"
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -12,8 +12,8 @@
 
 #include <memory>
 
-#include "agent/nvml.hpp"
-#include "agent/process_tree.hpp"
+#include "agent/node/nvml.hpp"
+#include "agent/node/process_tree.hpp"
 
 namespace ts::agent {
 namespace {

@@ -1,9 +1,9 @@
-// The machine section of a result's context (agent/machine_condition.hpp,
+// The machine section of a result's context (agent/node/machine_condition.hpp,
 // docs/noise.md) read from a fake /proc and /sys: other processes' CPU time
 // told from the job's own, steal and memory pressure, the limits, a window
 // too short to judge, the settings where the kernel exposes them and null
 // where it does not, and other processes on a job's GPU.
-#include "agent/machine_condition.hpp"
+#include "agent/node/machine_condition.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // The devices' peak: measured by the worker, once, then read from the
 // cache while the node's fingerprint holds.
-#include "agent/peak_flops.hpp"
+#include "agent/node/peak_flops.hpp"
 
 #include <gtest/gtest.h>
 

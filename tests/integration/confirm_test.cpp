@@ -15,7 +15,7 @@ namespace ts {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::wait_for;
+using simulation::wait_for;
 
 class Confirm : public testing::Cluster {
  protected:

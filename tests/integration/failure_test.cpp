@@ -13,7 +13,7 @@ namespace ts {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::wait_for;
+using simulation::wait_for;
 
 class Failures : public testing::Cluster {
  protected:
@@ -21,7 +21,7 @@ class Failures : public testing::Cluster {
     runner_ = fake_runner();
     reattach_grace_s_ = "1";
   }
-  testing::ChildProcess& start_node(const std::string& name = "a1") {
+  simulation::ChildProcess& start_node(const std::string& name = "a1") {
     return start_agent(name, {"--runner", "libtorch=" + runner_.string()});
   }
   void submit(const std::string& name, const std::string& batch_sizes, const std::string& sleep) {

@@ -17,7 +17,7 @@ namespace ts {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::wait_for;
+using simulation::wait_for;
 
 class Faults : public testing::Cluster {
  protected:
@@ -27,7 +27,7 @@ class Faults : public testing::Cluster {
     nodes_[index] = &start_agent(name, {"--runner", "libtorch=" + runner_.string()});
   }
   std::filesystem::path runner_;
-  std::map<int, testing::ChildProcess*> nodes_;
+  std::map<int, simulation::ChildProcess*> nodes_;
 };
 
 // The state of the newest sweep called `name`, per the coordinator.

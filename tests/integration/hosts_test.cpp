@@ -23,9 +23,9 @@ namespace ts {
 namespace {
 
 using namespace std::chrono_literals;
+using simulation::wait_for;
 using testing::ip_binary;
 using testing::network_namespace;
-using testing::wait_for;
 
 constexpr const char* coordinator_address = "10.232.0.1";
 constexpr int hosts = 3;

@@ -14,7 +14,7 @@ namespace ts {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::wait_for;
+using simulation::wait_for;
 
 // Spins on every CPU until destroyed: this test's own process is the
 // "other process" the agent has to see.

@@ -12,7 +12,7 @@ namespace ts {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::wait_for;
+using simulation::wait_for;
 
 class Recovery : public testing::Cluster {
  protected:
@@ -21,7 +21,7 @@ class Recovery : public testing::Cluster {
     reattach_grace_s_ = "1";
     start_coordinator();
   }
-  testing::ChildProcess& start_node() { return start_agent("a1", {"--runner", "libtorch=" + runner_.string()}); }
+  simulation::ChildProcess& start_node() { return start_agent("a1", {"--runner", "libtorch=" + runner_.string()}); }
   void submit_long_job(const std::string& seconds) {
     const auto sweep =
         write_file("long.yaml", "name: long\naxes: {batch_size: [4]}\nfixed: {model: mlp, labels: {sleep: \"" +

@@ -1,23 +1,24 @@
 // Sweeps through real coordinator and agent processes on 127.0.0.1, run by
-// a fast fake runner (and once by the real worker): scheduling, retries,
-// lost agents, cancellation, restarts and `torchsweep run`.
+// a fast fake runner: scheduling, retries, lost agents, cancellation and
+// restarts (`torchsweep run` and `calibrate`: local_sweep_test.cpp).
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "simulation/simulated_agent.hpp"
 #include "tests/support/cluster.hpp"
-#include "tests/support/simulated_agent.hpp"
 
 namespace ts {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::wait_for;
+using simulation::wait_for;
 
 class Sweeps : public testing::Cluster {
  protected:
@@ -299,7 +300,7 @@ TEST_F(Sweeps, GpuCountsFitAndNoGpuIsEverSharedOnSimulatedGpuNodes) {
   start_coordinator();
   boost::asio::io_context io;
   const wire::Endpoint coordinator{"127.0.0.1", static_cast<uint16_t>(port_)};
-  testing::SimulatedAgent node_a(io, coordinator, "gpu-a", 4, 150ms), node_b(io, coordinator, "gpu-b", 4, 150ms);
+  simulation::SimulatedAgent node_a(io, coordinator, "gpu-a", 4, 150ms), node_b(io, coordinator, "gpu-b", 4, 150ms);
   node_a.start();
   node_b.start();
   auto work = boost::asio::make_work_guard(io);
@@ -416,164 +417,6 @@ TEST_F(Sweeps, BadSweepFilesAreRefusedWithTheirPathAndNothingIsQueued) {
   EXPECT_TRUE(status().at("sweeps").empty());
 }
 
-TEST_F(Sweeps, RunDoesEverythingInOneCommandWithTheFakeRunner) {
-  const auto file = write_file("quick.yaml", R"(
-name: quick
-axes: {mode: [eager, compiled], batch_size: [2, 4]}
-fixed: {model: mlp}
-repeats: 2
-)");
-  const auto finished = torchsweep({"run", file.string(), "--db", db().string(), "--runner",
-                                    "libtorch=" + fake_runner().string(), "--work-dir", (directory_ / "w").string()});
-  ASSERT_EQ(finished.exit_code, 0) << finished.err;
-  EXPECT_NE(finished.err.find("[8/8] done"), std::string::npos) << finished.err;
-  EXPECT_NE(finished.out.find("speedup [95% CI]"), std::string::npos) << finished.out;
-  // Two repeats: the speedup stands without an interval (docs/query.md).
-  EXPECT_NE(finished.out.find("2 [n too small: < 5 runs a side]"), std::string::npos) << finished.out;
-  EXPECT_EQ(results().size(), 8u);
-}
-
-TEST_F(Sweeps, RunStopsAtItsBudgetAndKeepsWhatFinished) {
-  // Grouped: the quick job runs first, then one that would outlast any budget.
-  const auto file = write_file("boxed.yaml", R"(
-name: boxed
-axes:
-  labels: [{sleep: "0"}, {sleep: "600"}, {sleep: "0", last: "yes"}]
-fixed: {model: mlp, batch_size: 2}
-order: grouped
-)");
-  const auto finished =
-      torchsweep({"run", file.string(), "--db", db().string(), "--runner", "libtorch=" + fake_runner().string(),
-                  "--work-dir", (directory_ / "w").string(), "--budget-s", "8", "--no-report"});
-  ASSERT_EQ(finished.exit_code, 0) << finished.err;
-  EXPECT_NE(finished.err.find("budget of 8s spent: 2 unfinished jobs cancelled"), std::string::npos) << finished.err;
-  EXPECT_NE(finished.err.find("1 of 3 jobs finished within the budget"), std::string::npos) << finished.err;
-  EXPECT_EQ(results().size(), 1u);
-  EXPECT_TRUE(wait_for([&] { return live_runners().empty(); }, 10s)) << "a runner outlived the budget";
-  const auto bad = torchsweep({"run", file.string(), "--db", db().string(), "--budget-s", "0"});
-  EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("--budget-s"), std::string::npos) << bad.err;
-}
-
-// An A/A calibration (docs/noise.md): every configuration run --rounds times
-// as separate processes, its noise split by level. The fake runner's jobs
-// are off by a uniform draw of up to 6% (between processes: a spread of
-// 0.06 / sqrt(3) = 0.035) and each of its 3 epochs by a Gaussian of 2%
-// (within).
-TEST_F(Sweeps, CalibrateRunsEachConfigurationItsRoundsAndSplitsItsNoise) {
-  const auto file = write_file("cal.yaml", R"(
-name: cal
-axes: {mode: [eager, compiled]}
-fixed: {model: mlp, batch_size: 2, labels: {noise: "0.06", epoch_noise: "0.02"}}
-)");
-  const auto finished = torchsweep({"calibrate", file.string(), "--rounds", "20", "--db", db().string(), "--runner",
-                                    "libtorch=" + fake_runner().string(), "--work-dir", (directory_ / "w").string()});
-  ASSERT_EQ(finished.exit_code, 0) << finished.err;
-  EXPECT_NE(finished.out.find("Noise by configuration"), std::string::npos) << finished.out;
-  EXPECT_EQ(results().size(), 40u);
-  EXPECT_EQ(store_rows("SELECT group_concat(tag) FROM sweep_tags"), "calibration\n");
-  const auto noise = torchsweep({"query", "--db", db().string(), "--noise", "--format", "json"});
-  ASSERT_EQ(noise.exit_code, 0) << noise.err;
-  const auto rows = nlohmann::json::parse(noise.out);
-  ASSERT_EQ(rows.size(), 2u) << noise.out;
-  for (const auto& row : rows) {
-    EXPECT_EQ(row.at("processes"), 20) << row.dump();
-    EXPECT_EQ(row.at("nodes"), 1) << row.dump();
-    EXPECT_TRUE(row.at("node_cv").is_null()) << row.dump();
-    EXPECT_NEAR(row.at("within_cv").get<double>(), 0.02, 0.005) << row.dump();
-    EXPECT_NEAR(row.at("process_cv").get<double>(), 0.035, 0.012) << row.dump();
-    EXPECT_EQ(row.at("aa_pairs"), 2) << row.dump();
-    EXPECT_TRUE(row.at("night_cv").is_null()) << "one sweep, one night: " << row.dump();
-  }
-  // Recorded in the store's own table, with its hosts and environments.
-  const auto recorded = torchsweep({"query", "--db", db().string(), "--calibrations", "--format", "json"});
-  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
-  const auto calibrations = nlohmann::json::parse(recorded.out);
-  ASSERT_EQ(calibrations.size(), 2u) << recorded.out;
-  for (const auto& row : calibrations) {
-    EXPECT_EQ(row.at("rounds"), 20) << row.dump();
-    EXPECT_EQ(row.at("night_runs"), 5) << row.dump();
-    EXPECT_FALSE(row.at("hosts").get<std::string>().empty()) << row.dump();
-    EXPECT_NE(row.at("environments").get<std::string>().find("torch"), std::string::npos) << row.dump();
-    EXPECT_NE(row.at("configuration").get<std::string>().find("mlp"), std::string::npos) << row.dump();
-    const auto mode =
-        row.at("configuration").get<std::string>().find("compiled") != std::string::npos ? "compiled" : "eager";
-    const auto same =
-        std::find_if(rows.begin(), rows.end(), [&](const auto& other) { return other.at("mode") == mode; });
-    ASSERT_NE(same, rows.end()) << mode;
-    EXPECT_DOUBLE_EQ(row.at("process_cv").get<double>(), same->at("process_cv").get<double>()) << row.dump();
-  }
-  // A second calibration, another night: the between-night component appears.
-  const auto again = torchsweep({"calibrate", file.string(), "--rounds", "6", "--db", db().string(), "--runner",
-                                 "libtorch=" + fake_runner().string(), "--work-dir", (directory_ / "w").string()});
-  ASSERT_EQ(again.exit_code, 0) << again.err;
-  const auto nights = torchsweep({"query", "--db", db().string(), "--noise", "--format", "json"});
-  for (const auto& row : nlohmann::json::parse(nights.out)) EXPECT_TRUE(row.at("night_cv").is_number()) << row.dump();
-  EXPECT_EQ(
-      nlohmann::json::parse(torchsweep({"query", "--db", db().string(), "--calibrations", "--format", "json"}).out)
-          .size(),
-      4u);
-  const auto bad = torchsweep({"calibrate", file.string(), "--rounds", "1", "--db", db().string()});
-  EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("--rounds"), std::string::npos) << bad.err;
-  const auto no_rounds = torchsweep({"calibrate", file.string(), "--db", db().string()});
-  EXPECT_EQ(no_rounds.exit_code, 2);
-  EXPECT_NE(no_rounds.err.find("--rounds"), std::string::npos) << no_rounds.err;
-  // One local agent cannot spread a calibration over two nodes: said, and nothing runs.
-  const auto spread = write_file("spread.yaml",
-                                 "name: spread\naxes: {mode: [eager]}\nfixed: {model: mlp, batch_size: 2}\n"
-                                 "calibration: {rounds: 4, nodes: 2}\n");
-  const auto local = torchsweep({"calibrate", spread.string(), "--db", db().string()});
-  EXPECT_EQ(local.exit_code, 2);
-  EXPECT_NE(local.err.find("calibration.nodes"), std::string::npos) << local.err;
-}
-
-TEST_F(Sweeps, RunWithTheRealWorker) {
-  const auto file = write_file("tiny.yaml", R"(
-name: tiny-real
-axes: {mode: [eager, compiled]}
-fixed: {model: mlp, batch_size: 8, input_size: 16, width: 32, depth: 1, epochs: 2, warmup: 2, iters: 2, threads: 1}
-)");
-  const auto finished =
-      torchsweep({"run", file.string(), "--db", db().string(), "--work-dir", (directory_ / "w").string()});
-  ASSERT_EQ(finished.exit_code, 0) << finished.err << finished.out;
-  // Checked against the local agent's runners, though it had not said hello yet.
-  EXPECT_EQ(finished.err.find("unchecked"), std::string::npos) << finished.err;
-  EXPECT_NE(finished.out.find("Compiled vs eager"), std::string::npos) << finished.out;
-  const auto rows = results();
-  ASSERT_EQ(rows.size(), 2u);
-  for (const auto& row : rows) {
-    EXPECT_EQ(row.at("status"), "ok");
-    EXPECT_EQ(row.at("runner"), "libtorch");
-  }
-  // How close to the machine's limit: the MLP's 2 x (16 x 32 + 32 x 10)
-  // FLOPs a sample forward, 8 samples, 3 forwards a training step; the
-  // rate at the median step; its fraction of the peak the worker measured.
-  const auto figures = nlohmann::json::parse(
-      store_rows("SELECT json_group_array(json_array(flops_per_step, achieved_flops_per_s, peak_flops_per_s, mfu, "
-                 "achieved_flops_per_s / flops_per_step * median_step_s)) FROM results"));
-  ASSERT_EQ(figures.size(), 2u) << figures.dump();
-  for (const auto& row : figures) {
-    EXPECT_EQ(row.at(0), 2.0 * (16 * 32 + 32 * 10) * 8 * 3) << row.dump();
-    EXPECT_GT(row.at(2).get<double>(), 1e8) << "a CPU does 0.1 GFLOP/s in fp32: " << row.dump();
-    EXPECT_NEAR(row.at(3).get<double>(), row.at(1).get<double>() / row.at(2).get<double>(), 1e-12) << row.dump();
-    EXPECT_NEAR(row.at(4).get<double>(), 1.0, 1e-9) << row.dump();
-  }
-  // A CPU job has no GPU telemetry, and says why (docs/gpu-telemetry.md).
-  EXPECT_EQ(store_rows("SELECT DISTINCT json_extract(document, '$.telemetry.status') || ': ' || "
-                       "json_extract(document, '$.telemetry.reason') FROM result_documents"),
-            "unavailable: the job ran on no GPU\n");
-  EXPECT_EQ(store_rows("SELECT COUNT(*) FROM results WHERE throttled IS NULL"), "2\n");
-  // The peak is measured once and cached in the work directory.
-  const auto cache = nlohmann::json::parse(testing::slurp(directory_ / "w" / "peak_flops.json"));
-  EXPECT_EQ(cache.at("peak").at("devices").at(0).at("device"), "cpu") << cache.dump();
-  const auto again =
-      torchsweep({"run", file.string(), "--db", db().string(), "--work-dir", (directory_ / "w").string(), "--verbose"});
-  ASSERT_EQ(again.exit_code, 0) << again.err << again.out;
-  EXPECT_EQ(again.err.find("peak probe: measuring"), std::string::npos) << again.err;
-  EXPECT_EQ(nlohmann::json::parse(testing::slurp(directory_ / "w" / "peak_flops.json")), cache);
-}
-
 TEST_F(Sweeps, AGenerationSweepThroughRealProcessesIsStoredAndQueriedByItsAxes) {
   // The real runners, registered by path beside torchsweep, run by a real agent process.
   const auto bin = std::filesystem::path(TS_TORCHSWEEP_BINARY).parent_path();
@@ -609,57 +452,6 @@ fixed: {model: gpt, task: generate, batch_size: 2, vocab: 256, width: 64, heads:
     EXPECT_TRUE(row.at("new_tokens") == 4 || row.at("new_tokens") == 6) << row.dump();
     EXPECT_GT(row.at("decode_p50_ms").get<double>(), 0.0) << row.dump();
     EXPECT_LE(row.at("decode_p50_ms").get<double>(), row.at("decode_p99_ms").get<double>()) << row.dump();
-  }
-}
-
-TEST_F(Sweeps, RunTrainsOnSeveralCpuRanksAndShowsScaling) {
-  const auto file = write_file("ranks.yaml", R"(
-name: tiny-ranks
-axes: {gpus: [1, 2]}
-fixed: {model: mlp, batch_size: 8, input_size: 16, width: 32, depth: 1, epochs: 2, warmup: 2, iters: 3}
-repeats: 2
-)");
-  const auto finished =
-      torchsweep({"run", file.string(), "--db", db().string(), "--work-dir", (directory_ / "w").string()});
-  ASSERT_EQ(finished.exit_code, 0) << finished.err << finished.out;
-  EXPECT_NE(finished.out.find("scaling_efficiency [95% CI]"), std::string::npos) << finished.out;
-  const auto rows = results();
-  ASSERT_EQ(rows.size(), 4u);
-  for (const auto& row : rows) EXPECT_EQ(row.at("status"), "ok");
-  const auto query = torchsweep({"query", "--db", db().string(), "--format", "json"});
-  ASSERT_EQ(query.exit_code, 0) << query.err;
-  for (const auto& row : nlohmann::json::parse(query.out)) {
-    EXPECT_EQ(row.at("runs"), 2);
-    const auto efficiency = row.at("scaling_efficiency").get<double>();
-    EXPECT_TRUE(row.at("gpus") == 2 ? efficiency > 0.0 : std::abs(efficiency - 1.0) < 1e-9) << row.dump();
-  }
-}
-
-TEST_F(Sweeps, RunStoresBothRunnersSideBySide) {
-  const auto file = write_file("paths.yaml", R"(
-name: three-paths
-axes: {runner: [libtorch, torch-compile], mode: [eager, compiled]}
-fixed: {model: mlp, batch_size: 8, input_size: 16, width: 32, depth: 1, epochs: 2, warmup: 2, iters: 2, threads: 1}
-)");
-  const auto finished =
-      torchsweep({"run", file.string(), "--db", db().string(), "--work-dir", (directory_ / "w").string()});
-  ASSERT_EQ(finished.exit_code, 0) << finished.err << finished.out;
-  const auto query = torchsweep({"query", "--db", db().string(), "--group-by", "runner,mode", "--metric",
-                                 "epoch_time,compile_time", "--format", "json"});
-  ASSERT_EQ(query.exit_code, 0) << query.err;
-  std::set<std::pair<std::string, std::string>> paths;
-  for (const auto& row : nlohmann::json::parse(query.out)) {
-    paths.insert({row.at("runner").get<std::string>(), row.at("mode").get<std::string>()});
-    EXPECT_EQ(row.at("runs"), 1);
-  }
-  EXPECT_EQ(
-      paths,
-      (std::set<std::pair<std::string, std::string>>{
-          {"libtorch", "eager"}, {"libtorch", "compiled"}, {"torch-compile", "eager"}, {"torch-compile", "compiled"}}));
-  for (const auto& row : results()) {
-    if (row.at("runner") == "torch-compile" && row.at("mode") == "compiled") {
-      EXPECT_EQ(row.at("compiler"), "inductor");
-    }
   }
 }
 

@@ -14,7 +14,7 @@ namespace ts {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::wait_for;
+using simulation::wait_for;
 
 class Telemetry : public testing::Cluster {
  protected:

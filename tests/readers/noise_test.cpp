@@ -11,14 +11,14 @@
 #include "shared/errors.hpp"
 #include "shared/statistics.hpp"
 #include "shared/variance_components.hpp"
+#include "simulation/synthetic_result.hpp"
 #include "store/store.hpp"
-#include "tests/support/synthetic_result.hpp"
 
 namespace ts::readers {
 namespace {
 
-using testing::make_result;
-using testing::SyntheticResult;
+using simulation::make_result;
+using simulation::SyntheticResult;
 
 class Noise : public ::testing::Test {
  protected:

@@ -11,74 +11,18 @@
 #include "readers/report.hpp"
 #include "shared/errors.hpp"
 #include "shared/timestamp.hpp"
+#include "simulation/synthetic_result.hpp"
 #include "store/store.hpp"
-#include "tests/support/synthetic_result.hpp"
+#include "tests/readers/query_store.hpp"
 
 namespace ts::readers {
 namespace {
 
-using namespace store;  // the records the fixture writes
+using namespace store;  // the records the tests write
+using query_fixture::QueryStore;
 
-using testing::make_result;
-using testing::SyntheticResult;
-
-// Two nightly sweeps of the same matrix (mlp, resnet50) x (eager, compiled),
-// six runs each; in the second night resnet50 compiled is 20% slower.
-class QueryStore : public ::testing::Test {
- protected:
-  void SetUp() override {
-    add_night("night-1", "2026-11-28T00:00:00.000Z", 1.0);
-    add_night("night-2", "2026-11-29T00:00:00.000Z", 1.2);
-  }
-
-  void add_night(const std::string& sweep_id, const std::string& created_at, double resnet_compiled_factor,
-                 int runs = 6) {
-    std::vector<JobRecord> jobs;
-    std::vector<nlohmann::json> results;
-    int ordinal = 0;
-    for (const std::string model : {"mlp", "resnet50"}) {
-      for (const std::string mode : {"eager", "compiled"}) {
-        for (int run = 0; run < runs; ++run) {
-          const auto job_id = sweep_id + "/" + std::to_string(ordinal);
-          jobs.push_back({job_id, ordinal++, model + mode, run, "libtorch", 1, {}, 3});
-          // eager 2.0 s (mlp 1.0 s); compiled 1.6 s (0.5 s); each run a little apart.
-          double base = model == "mlp" ? (mode == "eager" ? 1.0 : 0.5) : (mode == "eager" ? 2.0 : 1.6);
-          if (model == "resnet50" && mode == "compiled") base *= resnet_compiled_factor;
-          const double t = base * (1.0 + 0.01 * run);
-          SyntheticResult r;
-          r.job_id = job_id;
-          r.sweep = "ignored-name";
-          r.model = model;
-          r.mode = mode;
-          r.epoch_seconds = {t, t, t};
-          r.peak_bytes = (mode == "eager" ? 1000 : 800) * int64_t{1 << 20};
-          results.push_back(make_result(r));
-        }
-      }
-    }
-    store_.add_sweep({sweep_id, "nightly", nlohmann::json::object(), {"nightly"}, "test", 0, created_at}, jobs);
-    store_.ingest_results(results, "agent");
-  }
-
-  Table run(QueryOptions options) { return query(store_.database(), options); }
-  static std::size_t column(const Table& table, const std::string& name) {
-    const auto found = std::find(table.columns.begin(), table.columns.end(), name);
-    EXPECT_NE(found, table.columns.end()) << name;
-    return static_cast<std::size_t>(found - table.columns.begin());
-  }
-  // The row whose `key` column equals each given value.
-  static std::vector<nlohmann::json> row(const Table& table,
-                                         const std::vector<std::pair<std::string, nlohmann::json>>& match) {
-    for (const auto& candidate : table.rows) {
-      if (std::all_of(match.begin(), match.end(),
-                      [&](const auto& m) { return candidate[column(table, m.first)] == m.second; }))
-        return candidate;
-    }
-    throw std::runtime_error("no matching row");
-  }
-
-  Store store_{":memory:"};
-};
+using simulation::make_result;
+using simulation::SyntheticResult;
 
 TEST_F(QueryStore, GroupsPoolRunsAcrossSweepsWithMedians) {
   QueryOptions options;
@@ -346,26 +290,6 @@ TEST_F(QueryStore, ValuesAreBoundNeverPasted) {
   EXPECT_EQ(count.integer(0), 48);
 }
 
-TEST_F(QueryStore, CompareModeGivesSpeedupAndMemoryReductionWithIntervals) {
-  QueryOptions options;
-  options.compare = "mode";
-  options.group_by = {"model", "mode"};  // mode is taken out of the grouping
-  options.filter.sweeps = {"night-1"};
-  const auto table = run(options);
-  EXPECT_EQ(table.columns.front(), "model");
-  ASSERT_EQ(table.rows.size(), 2u);
-  const auto resnet = row(table, {{"model", "resnet50"}});
-  EXPECT_EQ(resnet[column(table, "runs:eager")], 6);
-  EXPECT_EQ(resnet[column(table, "runs:compiled")], 6);
-  const double speedup = resnet[column(table, "speedup")].get<double>();
-  EXPECT_NEAR(speedup, 2.0 / 1.6, 1e-9);  // every run scaled alike, so the medians' ratio is exact
-  EXPECT_LE(resnet[column(table, "speedup_low")].get<double>(), speedup);
-  EXPECT_GE(resnet[column(table, "speedup_high")].get<double>(), speedup);
-  EXPECT_NEAR(resnet[column(table, "memory_reduction")].get<double>(), 0.2, 1e-9);
-  const auto mlp = row(table, {{"model", "mlp"}});
-  EXPECT_NEAR(mlp[column(table, "speedup")].get<double>(), 2.0, 1e-9);
-}
-
 // The MLflow export's pairs (readers/eager_partners.hpp): each compiled run
 // with the eager run of its sweep, configuration and repeat.
 TEST_F(QueryStore, EachCompiledRunHasTheEagerRunOfItsSweepConfigurationAndRepeat) {
@@ -391,68 +315,6 @@ TEST_F(QueryStore, EachCompiledRunHasTheEagerRunOfItsSweepConfigurationAndRepeat
   }
   filter.where = {{"mode", "eager"}};
   EXPECT_TRUE(eager_partners(store_.database(), filter).empty());  // an eager run has no partner
-}
-
-TEST_F(QueryStore, BelowFiveRunsASideTheEstimateStandsWithoutAnInterval) {
-  add_night("night-3", "2026-11-30T00:00:00.000Z", 1.0, 2);
-  QueryOptions options;
-  options.compare = "mode";
-  options.filter.sweeps = {"night-3"};
-  const auto table = run(options);
-  const auto mlp = row(table, {{"model", "mlp"}});
-  EXPECT_NEAR(mlp[column(table, "speedup")].get<double>(), 2.0, 1e-9);
-  EXPECT_TRUE(mlp[column(table, "speedup_low")].is_null());
-  EXPECT_TRUE(mlp[column(table, "memory_reduction_high")].is_null());
-  EXPECT_NE(cli::render(table, cli::Format::table).find("n too small"), std::string::npos)
-      << cli::render(table, cli::Format::table);
-}
-
-TEST_F(QueryStore, CompareNamesItsMemoryFieldAndCanBeAskedForAnother) {
-  QueryOptions options;
-  options.compare = "mode";
-  options.filter.sweeps = {"night-1"};
-  auto table = run(options);
-  const auto mlp = row(table, {{"model", "mlp"}});
-  EXPECT_EQ(mlp[column(table, "memory_field")], "peak_memory: peak_rss_bytes");
-  options.memory_metric = "warmup_memory";  // these results have no warm-up figure
-  table = run(options);
-  EXPECT_TRUE(row(table, {{"model", "mlp"}})[column(table, "memory_reduction")].is_null());
-  for (const std::string bad : {"epoch_time", "nonsense"}) {
-    options.memory_metric = bad;
-    try {
-      run(options);
-      FAIL() << bad;
-    } catch (const InvalidInput& error) {
-      EXPECT_EQ(error.field(), "--memory-metric") << error.what();
-    }
-  }
-}
-
-TEST_F(QueryStore, MemoryFiguresOfDifferentKindsAreNotCompared) {
-  std::vector<JobRecord> jobs;
-  std::vector<nlohmann::json> results;
-  for (int ordinal = 0; ordinal < 2; ++ordinal) {
-    const auto job_id = "mixed/" + std::to_string(ordinal);
-    jobs.push_back({job_id, ordinal, "k" + std::to_string(ordinal), 0, "libtorch", 1, {}, 3});
-    SyntheticResult r;
-    r.job_id = job_id;
-    r.mode = ordinal == 0 ? "eager" : "compiled";
-    auto document = make_result(r);
-    // One runner reports the timed phase's own footprint, the other only a
-    // whole-process peak.
-    if (ordinal == 1) document["memory"]["rss_footprint_bytes"] = 1 << 20;
-    results.push_back(document);
-  }
-  store_.add_sweep({"mixed", "mixed", nlohmann::json::object(), {}, "test", 0, "2026-11-30T00:00:00.000Z"}, jobs);
-  store_.ingest_results(results, "agent");
-  QueryOptions options;
-  options.compare = "mode";
-  options.filter.sweeps = {"mixed"};
-  const auto table = run(options);
-  const auto resnet = row(table, {{"model", "resnet50"}});
-  EXPECT_TRUE(resnet[column(table, "memory_reduction")].is_null());
-  EXPECT_EQ(resnet[column(table, "memory_field")],
-            "peak_memory: peak_rss_bytes vs rss_footprint_bytes (not comparable)");
 }
 
 TEST_F(QueryStore, UtilisationAndAchievedFlopsAreMetrics) {
@@ -504,33 +366,6 @@ TEST_F(QueryStore, AdaptiveStopsSayWhichPairsStoppedWhy) {
   EXPECT_DOUBLE_EQ(table.rows[2][column(table, "power")].get<double>(), 0.93);
   EXPECT_NE(table.rows[2][column(table, "why")].get<std::string>().find("power"), std::string::npos);
   EXPECT_EQ(adaptive_stops(store_.database(), {}).rows.size(), 3u);  // every sweep
-}
-
-TEST_F(QueryStore, CompareEveryOtherValueAgainstANamedReference) {
-  QueryOptions options;
-  options.compare = "model=mlp,*";
-  options.filter.sweeps = {"night-1"};
-  const auto table = run(options);
-  EXPECT_EQ(table.columns.front(), "model");
-  EXPECT_NE(std::find(table.columns.begin(), table.columns.end(), "runs:mlp"), table.columns.end());
-  EXPECT_NE(std::find(table.columns.begin(), table.columns.end(), "epoch_time_s:other"), table.columns.end());
-  const auto eager = row(table, {{"model", "resnet50"}, {"mode", "eager"}});
-  EXPECT_NEAR(eager[column(table, "speedup")].get<double>(), 1.0 / 2.0, 1e-9);  // mlp 1.0 s, resnet50 2.0 s
-  options.compare = "model=vgg,*";
-  EXPECT_THROW(run(options), InvalidInput);
-}
-
-TEST_F(QueryStore, CompareAnyAxisWithNamedValues) {
-  QueryOptions options;
-  options.compare = "model=resnet50,mlp";
-  options.group_by = {"mode"};
-  options.metrics = {"epoch_time"};
-  options.filter.sweeps = {"night-1"};
-  const auto table = run(options);
-  const auto eager = row(table, {{"mode", "eager"}});
-  EXPECT_NEAR(eager[column(table, "speedup")].get<double>(), 2.0, 1e-9);
-  options.compare = "model";  // two values present: taken in sorted order
-  EXPECT_NEAR(row(run(options), {{"mode", "eager"}})[column(table, "speedup")].get<double>(), 0.5, 1e-9);
 }
 
 TEST_F(QueryStore, BaselineFlagsOnlyTheRegressionBeyondNoise) {
@@ -651,52 +486,6 @@ TEST_F(QueryStore, TheReportNamesTheFrameworkOfARunnerWithoutTorch) {
   ASSERT_EQ(data.at("environments").size(), 1u) << data.at("environments").dump();
   EXPECT_EQ(data.at("environments").at(0).at("framework"), "tensorflow 2.21.0");
   EXPECT_EQ(data.at("environments").at(0).at("torch"), nullptr);
-}
-
-// A sweep of the worker (no environment: env null), torch.compile (system)
-// and JAX (its venv): the report compares the environments that are named
-// and leaves the worker's results out. It failed with "--compare: expected
-// AXIS or AXIS=REFERENCE,OTHER, got 'env=system,'" (scripts/gpu-evidence's
-// dry run found it), and `torchsweep run` exited 2 after its sweep.
-TEST_F(QueryStore, EnvironmentsAreComparedWithoutTheResultsThatRanInNone) {
-  std::vector<nlohmann::json> results;
-  std::vector<store::JobRecord> jobs;
-  int index = 0;
-  for (const auto& [runner, env] : std::vector<std::pair<std::string, nlohmann::json>>{
-           {"libtorch", nullptr}, {"torch-compile", "system"}, {"jax", "jax"}}) {
-    SyntheticResult r;
-    r.job_id = "envs/" + std::to_string(index);
-    r.sweep = "envs";
-    r.model = "mlp";
-    r.epoch_seconds = {1.0, 1.0, 1.0};
-    auto result = make_result(r);
-    result["job"]["runner"] = runner;
-    result["runner"]["name"] = runner;
-    if (env.is_null()) {
-      result["context"].erase("env");
-    } else {
-      result["context"]["env"] = {
-          {"name", env}, {"python", "/usr/bin/python3"}, {"versions", nlohmann::json::object()}};
-    }
-    results.push_back(result);
-    jobs.push_back({r.job_id, index++, "mlp", 0, runner, 1, {}, 3});
-  }
-  store_.add_sweep({"envs", "envs", nlohmann::json::object(), {}, "test", 0, "2026-11-30T00:00:00.000Z"}, jobs);
-  store_.ingest_results(results, "agent");
-  ReportOptions options;
-  options.filter.sweeps = {"envs"};
-  nlohmann::json data;
-  ASSERT_NO_THROW(data = report_data(store_.database(), options));
-  QueryOptions compare;
-  compare.filter.sweeps = {"envs"};
-  compare.compare = "env=system,*";
-  const auto table = run(compare);
-  // Compared against jax alone (the runners differ, so no configuration pairs up).
-  ASSERT_FALSE(table.rows.empty());
-  for (const auto& row : table.rows) EXPECT_EQ(row[column(table, "env")], "jax");
-  // The two-value form too: the results without an environment are not a third value.
-  compare.compare = "env";
-  ASSERT_NO_THROW(run(compare));
 }
 
 TEST(QueryRender, CsvQuotesAndTableAlignsAndFactorsOutConstants) {

@@ -2,14 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include "simulation/synthetic_result.hpp"
 #include "store/store.hpp"
-#include "tests/support/synthetic_result.hpp"
 
 namespace ts::readers {
 namespace {
 
-using testing::make_result;
-using testing::SyntheticResult;
+using simulation::make_result;
+using simulation::SyntheticResult;
 
 // A baseline sweep and a judged one of the same configurations; runs of a
 // given purpose are added with chosen epoch times.

@@ -147,6 +147,28 @@ def run(argv, **kwargs):
     return finished
 
 
+def check_main_job_tables(printed):
+    """What the README shows the main job printing: the six configurations'
+    medians with the gate's columns, then compiled against eager for the
+    three configurations, each speedup and memory reduction marked as too
+    few runs for an interval (two repeats), and the break-even."""
+    medians, _, compared = printed.partition("Compiled vs eager")
+    check("Per-configuration medians" in medians, f"run printed no medians table: {printed}")
+    header = next(line for line in medians.splitlines() if line.startswith("model "))
+    for column in ("precision", "mode", "memory_format", "flagged", "epoch_time_s", "samples_per_s",
+                   "peak_memory_mib", "mfu", "compile_time_s", "accuracy_deviation"):
+        check(column in header.split(), f"the medians table has no {column}: {header}")
+    rows = [line for line in medians.splitlines() if line.startswith(("mlp ", "resnet18 "))]
+    check(len(rows) == 6, f"expected the 6 configurations of cpu-quick, got {rows}")
+    pairs = [line for line in compared.splitlines() if line.startswith(("mlp ", "resnet18 "))]
+    check(len(pairs) == 3, f"expected 3 compiled/eager pairs, got {pairs}")
+    for line in pairs:
+        check(line.count("[n too small: < 5 runs a side]") == 2, f"a pair of two runs a side has an interval: {line}")
+        speedup = float(line.split("[n too small")[0].split()[-1])
+        check(0 < speedup < 100, f"a speedup out of reason: {line}")
+    check("break_even_iters" in compared, f"the comparison names no break-even: {compared}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--torchsweep", required=True)
@@ -164,6 +186,7 @@ def main():
         finished = run([args.torchsweep, "run", sweep, "--db", db], cwd=work)
         report = os.path.join(work, "run.report.html")
         check(report in finished.stdout, f"run does not say where its report is: {finished.stdout}")
+        check_main_job_tables(finished.stdout)
         state = open_page(driver, report, "run", args.artifacts)
         check(state["figures"] >= 3, f"run: {state['figures']} charts, expected speedup, throughput and memory")
         check(len(rows_of(driver, "configurations")) == 6, "run: expected the 6 configurations of cpu-quick")
@@ -194,6 +217,19 @@ def main():
         gate = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "section#compiler tbody tr td")]
         check(gate[:5] == ["libtorch", "torchscript-nnc", "6", "0", "0"],
               f"run: the accuracy gate per runner reads {gate[:5]}")
+        # Each compiled configuration's break-even, in iterations or "never" (docs/compiler.md).
+        break_even = driver.execute_script(
+            "const tables = [...document.querySelectorAll('section#compiler table')];"
+            "const table = tables[tables.length - 1];"
+            "const at = [...table.querySelectorAll('thead th')].map(th => th.textContent).indexOf('break-even iterations');"
+            "return at < 0 ? null : [...table.querySelectorAll('tbody tr')].map(row => row.children[at].textContent);")
+        check(break_even is not None and len(break_even) == 3
+              and all(text == "never" or text.isdigit() for text in break_even),
+              f"run: the compiler section's break-even reads {break_even}")
+        # Which peak each utilisation used: the CPU's, with the probe's kernel that reached it.
+        peaks = [[cell.text for cell in row.find_elements(By.CSS_SELECTOR, "td")] for row in rows_of(driver, "peaks")]
+        check(len(peaks) >= 1 and all(row[4] != "-" and float(row[3]) > 0 for row in peaks),
+              f"run: the peaks the utilisation used read {peaks}")
         check(summary_of(driver).get("inaccurate") == "0",
               f"run: the summary does not count the inaccurate runs: {summary_of(driver)}")
         # A row's command reproduces that configuration, and only it.

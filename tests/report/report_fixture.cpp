@@ -19,13 +19,13 @@
 #include <string>
 
 #include "shared/json_io.hpp"
+#include "simulation/synthetic_result.hpp"
 #include "store/store.hpp"
-#include "tests/support/synthetic_result.hpp"
 
 namespace {
 
-using ts::testing::make_result;
-using ts::testing::SyntheticResult;
+using ts::simulation::make_result;
+using ts::simulation::SyntheticResult;
 
 struct Configuration {
   std::string model, mode;

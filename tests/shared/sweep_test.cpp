@@ -6,168 +6,31 @@
 #include <set>
 
 #include "shared/errors.hpp"
-#include "shared/sweep/runnable.hpp"
 #include "shared/sweep/suites.hpp"
+#include "tests/shared/sweep_documents.hpp"
 
 namespace ts::sweep {
 namespace {
 
-nlohmann::json minimal() {
-  return parse_yaml(R"(
-name: t
-axes:
-  model: [mlp, resnet18]
-  batch_size: [8, 16, 32]
-  mode: [eager, compiled]
-fixed: {epochs: 2}
-)",
-                    "t.yaml");
-}
+using testing::minimal;
+using testing::refusal;
 
-std::string refusal(const nlohmann::json& spec) {
+TEST(Sweep, ChannelsLastIsAnAxisOfImageModelsAndRefusedForOthers) {
+  auto spec = minimal();
+  spec["axes"]["model"] = {"resnet18"};
+  spec["axes"]["memory_format"] = {"contiguous", "channels_last"};
+  const auto sweep = expand(spec, "t.yaml");
+  ASSERT_EQ(sweep.jobs.size(), 12u);
+  EXPECT_EQ(sweep.jobs.back().document.at("memory_format"), "channels_last");
+  spec["axes"]["model"] = {"resnet18", "gpt"};  // the decoder reads tokens
   try {
     expand(spec, "t.yaml");
+    FAIL() << "channels_last accepted for a decoder";
   } catch (const InvalidInput& error) {
-    EXPECT_NE(std::string(error.what()).find("t.yaml: "), std::string::npos) << error.what();
-    return error.field();
-  }
-  return "<accepted>";
-}
-
-TEST(Runnable, AModelNoRunnerOfItsNameRunsIsRefusedByNameAndUnknownRunnersWarn) {
-  auto spec = minimal();
-  spec["axes"]["model"] = {"mlp", "nosuch"};
-  const auto sweep = expand(spec, "t.yaml");
-  const auto known =
-      known_runners({{{"runners", {"libtorch", "fake"}}, {"models", {{"libtorch", {"mlp", "resnet18"}}}}},
-                     {{"runners", {"libtorch"}}, {"models", {{"libtorch", {"transformer"}}}}}});
-  EXPECT_EQ(known.runners.at("libtorch").at("model"), (std::set<std::string>{"mlp", "resnet18", "transformer"}));
-  EXPECT_TRUE(known.runners.at("fake").empty());  // listed nothing: unchecked
-  try {
-    check_runnable(sweep, known, "as reported");
-    FAIL() << "accepted";
-  } catch (const InvalidInput& error) {
-    EXPECT_EQ(error.field(), "model");
-    EXPECT_NE(std::string(error.what()).find("'nosuch'"), std::string::npos) << error.what();
-    EXPECT_EQ(std::string(error.what()).find("closest"), std::string::npos) << error.what();  // nothing near
-    EXPECT_NE(std::string(error.what()).find("mlp, resnet18, transformer"), std::string::npos) << error.what();
-  }
-  EXPECT_TRUE(check_runnable(expand(minimal(), "t.yaml"), known, "as reported").empty());
-  spec["axes"]["model"] = {"resnet81"};
-  try {
-    check_runnable(expand(spec, "t.yaml"), known, "as reported");
-    FAIL() << "accepted";
-  } catch (const InvalidInput& error) {
-    EXPECT_NE(std::string(error.what()).find("'resnet81'; closest: resnet18 (it runs"), std::string::npos)
+    EXPECT_NE(std::string(error.what()).find("channels_last needs a model that reads images"), std::string::npos)
         << error.what();
+    EXPECT_NE(std::string(error.what()).find("'gpt' reads tokens"), std::string::npos) << error.what();
   }
-  spec["axes"]["model"] = {"mlp", "nosuch"};
-  spec["fixed"]["runner"] = "jax";
-  const auto warnings = check_runnable(expand(spec, "t.yaml"), known, "as reported");
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("'jax'"), std::string::npos) << warnings[0];
-  spec["fixed"]["runner"] = "fake";
-  EXPECT_TRUE(check_runnable(expand(spec, "t.yaml"), known, "as reported").empty());
-}
-
-TEST(Runnable, AnEnvNoAgentOffersForItsRunnerIsRefusedNamingThoseOffered) {
-  const auto known = known_runners({nlohmann::json::parse(R"({
-      "runners": ["torch-compile", "tensorflow"],
-      "environments": {
-        "system": {"python": "python3", "runners": {"torch-compile": {"torch": "2.6.0"}}},
-        "torch-2.15": {"python": "/v/bin/python3", "runners": {"torch-compile": {"torch": "2.15.0"}}},
-        "tensorflow": {"python": "/t/bin/python3", "runners": {"tensorflow": {"tensorflow": "2.21.0"}}}}})")});
-  auto spec = minimal();
-  spec["fixed"]["runner"] = "torch-compile";
-  spec["axes"]["env"] = {"system", "torch-2.15"};
-  EXPECT_TRUE(check_runnable(expand(spec, "t.yaml"), known, "as reported").empty());
-  const auto refusal = [&](const nlohmann::json& sweep_spec) {
-    try {
-      check_runnable(expand(sweep_spec, "t.yaml"), known, "as reported");
-      return std::string("<accepted>");
-    } catch (const InvalidInput& error) {
-      EXPECT_EQ(error.field(), "env");
-      return std::string(error.what());
-    }
-  };
-  spec["axes"]["env"] = {"system", "torch-2.16"};
-  EXPECT_NE(refusal(spec).find("no agent offers environment 'torch-2.16' (offered: system, tensorflow, torch-2.15"),
-            std::string::npos)
-      << refusal(spec);
-  spec["axes"]["env"] = {"tensorflow"};
-  EXPECT_NE(refusal(spec).find("runner 'torch-compile' does not run in environment 'tensorflow' (there: tensorflow"),
-            std::string::npos)
-      << refusal(spec);
-  // No agent said which environments it offers: unchecked, with a warning.
-  const auto warnings =
-      check_runnable(expand(spec, "t.yaml"), known_runners({{{"runners", {"torch-compile"}}}}), "as reported");
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("env is unchecked"), std::string::npos) << warnings[0];
-}
-
-TEST(Runnable, ALibraryNameIsCheckedAgainstTheListOfTheJobsEnvironment) {
-  // timm in torch-2.15 only; the system's torchvision older than torch-2.15's.
-  const auto known = known_runners({nlohmann::json::parse(R"({
-      "runners": ["torch-compile"],
-      "models": {"torch-compile": ["mlp", "torchvision:resnet18", "torchscript:*"]},
-      "environments": {
-        "system": {"python": "python3", "runners": {"torch-compile": {"torch": "2.6.0"}},
-                   "models": {"torch-compile": ["mlp", "torchvision:resnet18", "torchscript:*"]}},
-        "torch-2.15": {"python": "/v/bin/python3", "runners": {"torch-compile": {"torch": "2.15.0"}},
-                       "models": {"torch-compile": ["mlp", "torchvision:resnet18", "torchvision:vit_h_14",
-                                                    "timm:resnet18", "timm:resnet50", "timm:resnet152",
-                                                    "torchscript:*"]}}}})")});
-  auto spec = minimal();
-  spec["fixed"]["runner"] = "torch-compile";
-  const auto refusal = [&](const nlohmann::json& models, const nlohmann::json& env) {
-    spec["axes"]["model"] = models;
-    spec["fixed"]["env"] = env;
-    try {
-      check_runnable(expand(spec, "t.yaml"), known, "as reported");
-      return std::string("<accepted>");
-    } catch (const InvalidInput& error) {
-      EXPECT_EQ(error.field(), "model");
-      return std::string(error.what());
-    }
-  };
-  EXPECT_EQ(refusal({"timm:resnet50", "torchvision:vit_h_14", "torchscript:mine.pt"}, "torch-2.15"), "<accepted>");
-  EXPECT_EQ(refusal({"torchvision:resnet18", "torchscript:mine.pt"}, "system"), "<accepted>");
-  EXPECT_EQ(refusal({"torchvision:resnet18"}, nullptr), "<accepted>");
-  // In the library, but not in the environment's version of it: the environments that have it.
-  EXPECT_NE(refusal({"timm:resnet50"}, "system")
-                .find("runner 'torch-compile' has no model 'timm:resnet50' in environment 'system' (the library is "
-                      "not installed there, or its version lacks the name); environments that have it: torch-2.15"),
-            std::string::npos)
-      << refusal({"timm:resnet50"}, "system");
-  EXPECT_NE(refusal({"torchvision:vit_h_14"}, nullptr).find("in its own environment"), std::string::npos)
-      << refusal({"torchvision:vit_h_14"}, nullptr);
-  // In no environment: the closest names of the job's environment.
-  EXPECT_NE(refusal({"timm:resnet5O"}, "torch-2.15")
-                .find("no runner 'torch-compile' can run model 'timm:resnet5O' in environment 'torch-2.15'; closest: "
-                      "timm:resnet50"),
-            std::string::npos)
-      << refusal({"timm:resnet5O"}, "torch-2.15");
-}
-
-TEST(Runnable, ALibraryModelRunsWhereTheRunnerListsItsLibrary) {
-  const auto known = known_runners({nlohmann::json::parse(R"({
-      "runners": ["libtorch", "torch-compile"],
-      "models": {"libtorch": ["mlp", "resnet18"], "torch-compile": ["mlp", "resnet18", "timm:*", "torchvision:*"]}})")});
-  auto spec = minimal();
-  spec["axes"]["model"] = {"timm:test_resnet", "torchvision:squeezenet1_1"};
-  spec["fixed"]["runner"] = "torch-compile";
-  spec["fixed"]["data"] = {{"folder", "imagenet"}, {"format", "imagefolder"}};  // their inputs are images
-  EXPECT_TRUE(check_runnable(expand(spec, "t.yaml"), known, "as reported").empty());
-  spec["fixed"]["runner"] = "libtorch";
-  try {
-    check_runnable(expand(spec, "t.yaml"), known, "as reported");
-    FAIL() << "a library model accepted for libtorch";
-  } catch (const InvalidInput& error) {
-    EXPECT_EQ(error.field(), "model");
-    EXPECT_NE(std::string(error.what()).find("'timm:test_resnet'"), std::string::npos) << error.what();
-  }
-  spec["axes"]["model"] = {"keras:resnet"};  // not a library of model_libraries.json
-  EXPECT_EQ(refusal(spec), "axes");
 }
 
 TEST(Sweep, AUserModelNamedOutsideTheModelRootsIsRefusedNamingTheModel) {
@@ -283,51 +146,6 @@ TEST(Suites, ASuiteThatDoesNotExistIsRefusedNamingThoseThatDo) {
   EXPECT_EQ(refusal(spec), "fixed.model");  // fixed and an axis at once
 }
 
-TEST(Runnable, AModeOrPrecisionNoRunnerOfItsNameRunsIsRefusedNamingTheField) {
-  const auto known =
-      known_runners({{{"runners", {"libtorch", "tensorflow"}},
-                      {"modes", {{"libtorch", {"eager", "compiled"}}, {"tensorflow", {"eager", "graph", "compiled"}}}},
-                      {"precisions", {{"tensorflow", {"fp32", "bf16"}}}},
-                      {"tasks", {{"libtorch", {"train", "infer", "generate"}}, {"tensorflow", {"train", "infer"}}}}}});
-  auto spec = minimal();
-  spec["axes"]["mode"] = {"eager", "graph"};
-  auto refused_field = [&](const nlohmann::json& sweep_spec) {
-    try {
-      check_runnable(expand(sweep_spec, "t.yaml"), known, "as reported");
-      return std::string("<accepted>");
-    } catch (const InvalidInput& error) {
-      EXPECT_NE(std::string(error.what()).find("'libtorch'"), std::string::npos) << error.what();
-      return error.field();
-    }
-  };
-  EXPECT_EQ(refused_field(spec), "mode");  // graph is the tensorflow runner's
-  spec["fixed"]["runner"] = "tensorflow";
-  EXPECT_EQ(check_runnable(expand(spec, "t.yaml"), known, "as reported").size(), 0u);
-  spec["fixed"]["precision"] = "fp16";
-  try {
-    check_runnable(expand(spec, "t.yaml"), known, "as reported");
-    FAIL() << "fp16 accepted for tensorflow";
-  } catch (const InvalidInput& error) {
-    EXPECT_EQ(error.field(), "precision");
-    EXPECT_NE(std::string(error.what()).find("bf16, fp32"), std::string::npos) << error.what();
-  }
-  spec["fixed"]["runner"] = "libtorch";  // said nothing of precisions: unchecked
-  spec["axes"]["mode"] = {"compiled"};
-  EXPECT_EQ(refused_field(spec), "<accepted>");
-  // A generation, which only the runners that say so run.
-  spec["axes"] = {{"model", {"gpt"}}, {"mode", {"eager"}}};
-  spec["fixed"] = {{"task", "generate"}, {"batch_size", 2}, {"seq_len", 128}, {"precision", "fp32"}};
-  EXPECT_EQ(refused_field(spec), "<accepted>");
-  spec["fixed"]["runner"] = "tensorflow";
-  try {
-    check_runnable(expand(spec, "t.yaml"), known, "as reported");
-    FAIL() << "generate accepted for tensorflow";
-  } catch (const InvalidInput& error) {
-    EXPECT_EQ(error.field(), "task");
-    EXPECT_NE(std::string(error.what()).find("infer, train"), std::string::npos) << error.what();
-  }
-}
-
 TEST(Sweep, ExpandsTheCartesianProductWithFixedKnobs) {
   const auto sweep = expand(minimal(), "t.yaml");
   EXPECT_EQ(sweep.configurations, 12u);
@@ -406,6 +224,17 @@ TEST(Sweep, APairsConfigurationsRunTogetherInAlternationRoundByRound) {
   EXPECT_EQ(refusal(spec), "pairing.by");
   spec["pairing"] = {{"by", "mode"}, {"on", "gpu"}};
   EXPECT_EQ(refusal(spec), "pairing.on");
+}
+
+// The key the coordinator stores as jobs.pair_key, in the text migration 19
+// gives the jobs stored before it (tests/store/store_test.cpp).
+TEST(Sweep, APairKeyIsTheConfigurationLessThePairedAxisAsCompactSortedJson) {
+  EXPECT_EQ(pair_key(R"({"batch_size":8,"mode":"eager","model":"mlp"})", "mode"), R"({"batch_size":8,"model":"mlp"})");
+  EXPECT_EQ(pair_key(R"({"batch_size":8,"mode":"eager","model":"mlp"})", "runner"),
+            R"({"batch_size":8,"mode":"eager","model":"mlp"})");
+  EXPECT_EQ(stored_pair_key(R"({"batch_size":8,"mode":"eager","model":"mlp"})", "mode"),
+            R"({"batch_size":8,"model":"mlp"})");
+  EXPECT_EQ(stored_pair_key(R"({"batch_size":8,"mode":"eager","model":"mlp"})", ""), "") << "an unpaired sweep";
 }
 
 // calibration: {rounds, nodes} (docs/noise.md): the rounds are the

@@ -10,14 +10,14 @@
 #include <optional>
 
 #include "shared/errors.hpp"
+#include "simulation/synthetic_result.hpp"
 #include "store/migrations.hpp"
-#include "tests/support/synthetic_result.hpp"
 
 namespace ts::store {
 namespace {
 
-using testing::make_result;
-using testing::SyntheticResult;
+using simulation::make_result;
+using simulation::SyntheticResult;
 
 int64_t count(Database& database, const std::string& table) {
   auto statement = database.prepare("SELECT COUNT(*) FROM " + table);
@@ -169,6 +169,31 @@ TEST_F(StoreFile, Migration10GivesTheLanguageModelsStoredBeforeItTheirTokensPerS
   EXPECT_EQ(tokens.at("lm"), 640.0);
   EXPECT_EQ(tokens.at("hf"), 256.0);
   EXPECT_EQ(tokens.at("mlp"), std::nullopt);
+}
+
+// A paired sweep's jobs stored before migration 19 get the pair key the
+// coordinator now stores (sweep::pair_key: the configuration less
+// pairing.by, compact JSON with sorted keys); an unpaired sweep's none.
+TEST_F(StoreFile, Migration19GivesThePairedJobsStoredBeforeItTheirPairKey) {
+  {
+    Database database(path_);
+    for (std::size_t i = 0; i < 18; ++i) database.execute(migrations().at(i).sql);
+    database.set_user_version(18);
+    database.execute(
+        "INSERT INTO sweeps (sweep_id, name, spec, created_at) VALUES "
+        "('paired', 'p', '{\"pairing\": {\"by\": \"mode\"}}', 'now'), ('plain', 'q', '{}', 'now');"
+        "INSERT INTO jobs (job_id, sweep_id, ordinal, config_key, document, created_at) VALUES "
+        "('p/0', 'paired', 0, '{\"batch_size\":8,\"mode\":\"eager\",\"model\":\"mlp\"}', '{}', 'now'), "
+        "('p/1', 'paired', 1, '{\"batch_size\":8,\"mode\":\"compiled\",\"model\":\"mlp\"}', '{}', 'now'), "
+        "('q/0', 'plain', 0, '{\"batch_size\":8,\"mode\":\"eager\",\"model\":\"mlp\"}', '{}', 'now');");
+  }
+  Store store(path_);
+  auto rows = store.database().prepare("SELECT job_id, pair_key FROM jobs ORDER BY job_id");
+  std::map<std::string, std::optional<std::string>> keys;
+  while (rows.step()) keys[rows.text(0)] = rows.is_null(1) ? std::nullopt : std::optional(rows.text(1));
+  EXPECT_EQ(keys.at("p/0"), R"({"batch_size":8,"model":"mlp"})");
+  EXPECT_EQ(keys.at("p/1"), keys.at("p/0"));
+  EXPECT_EQ(keys.at("q/0"), std::nullopt);
 }
 
 TEST(Store, StoringTheSameResultTwiceIsANoOp) {

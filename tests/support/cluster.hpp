@@ -10,13 +10,17 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "simulation/child_process.hpp"
+#include "simulation/synthetic_result.hpp"
 #include "store/migrations.hpp"
-#include "tests/support/child_process.hpp"
 #include "tests/support/process.hpp"
-#include "tests/support/synthetic_result.hpp"
 #include "tests/support/temp_directory.hpp"
 
 namespace ts::testing {
+
+using simulation::ChildProcess;
+using simulation::make_result;
+using simulation::wait_for;
 
 using namespace std::chrono_literals;
 

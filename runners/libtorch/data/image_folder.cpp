@@ -154,7 +154,8 @@ Batch ImageFolderData::next_on_host() { return take(); }
 const Batch& ImageFolderData::peek() {
   if (!peeked_) {
     auto batch = take();
-    current_ = Batch{batch.inputs.to(device_, /*non_blocking=*/true), batch.targets.to(device_, true)};
+    current_ = Batch{batch.inputs.to(device_, /*non_blocking=*/true).contiguous(options_.layout),
+                     batch.targets.to(device_, true)};
     peeked_ = true;
   }
   return *current_;

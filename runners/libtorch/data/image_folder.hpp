@@ -37,6 +37,9 @@ struct LoaderOptions {
   // Multi-rank jobs: rank r of n takes batches r, r + n, ... of the one
   // seeded stream, as DistributedSampler shards an epoch.
   int64_t rank = 0, ranks = 1;
+  // The layout of the batches on the device (job memory_format); the copy
+  // to the device makes it, on the clock as a real pipeline's would be.
+  torch::MemoryFormat layout = torch::MemoryFormat::Contiguous;
 };
 
 // An endless stream of batches over the tree: each pass in its own seeded

@@ -3,7 +3,8 @@
 namespace ts::worker {
 
 SyntheticData::SyntheticData(int64_t batch_size, const std::vector<int64_t>& sample_shape, int64_t num_classes,
-                             int64_t batches, int64_t seed, const torch::Device& device, bool tokens) {
+                             int64_t batches, int64_t seed, const torch::Device& device, bool tokens,
+                             torch::MemoryFormat layout) {
   torch::manual_seed(static_cast<uint64_t>(seed));
   std::vector<int64_t> shape{batch_size};
   shape.insert(shape.end(), sample_shape.begin(), sample_shape.end());
@@ -15,7 +16,7 @@ SyntheticData::SyntheticData(int64_t batch_size, const std::vector<int64_t>& sam
     batches_.push_back({ids.narrow(-1, 0, shape.back()).contiguous(), ids.narrow(-1, 1, shape.back()).contiguous()});
   }
   for (int64_t i = 0; i < batches && !tokens; ++i) {
-    batches_.push_back({torch::randn(shape, options.dtype(torch::kFloat)),
+    batches_.push_back({torch::randn(shape, options.dtype(torch::kFloat)).contiguous(layout),
                         torch::randint(num_classes, {batch_size}, options.dtype(torch::kLong))});
   }
 }

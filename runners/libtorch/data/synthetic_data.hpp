@@ -27,11 +27,13 @@ class DataSource {
 // targets) from the device's default generator seeded with `seed`, cycled.
 // For a language model (`tokens`), uniform token ids in [0, num_classes)
 // one longer than the sample, inputs all but the last, targets all but the
-// first: the next token at every position.
+// first: the next token at every position. Image inputs are laid out in
+// `layout` (the values do not depend on it).
 class SyntheticData final : public DataSource {
  public:
   SyntheticData(int64_t batch_size, const std::vector<int64_t>& sample_shape, int64_t num_classes, int64_t batches,
-                int64_t seed, const torch::Device& device, bool tokens = false);
+                int64_t seed, const torch::Device& device, bool tokens = false,
+                torch::MemoryFormat layout = torch::MemoryFormat::Contiguous);
   const Batch& next() override;
   const Batch& peek() override { return batches_[position_]; }
   std::string name() const override { return "synthetic"; }

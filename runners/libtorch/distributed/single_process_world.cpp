@@ -1,16 +1,12 @@
 #include "runners/libtorch/distributed/single_process_world.hpp"
 
-#include <unistd.h>
-
-#include <array>
 #include <cstdlib>
+
+#include "shared/host_name.hpp"
 
 namespace ts::worker {
 
-SingleProcessWorld::SingleProcessWorld() {
-  std::array<char, 256> name{};
-  if (::gethostname(name.data(), name.size() - 1) == 0) host_ = name.data();
-}
+SingleProcessWorld::SingleProcessWorld() : host_(host_name()) {}
 
 void SingleProcessWorld::abort(int code) const { std::_Exit(code); }
 

@@ -95,6 +95,48 @@ TEST(AccuracyGate, ValuesFiniteInOnlyOneOfTheRunsFail) {
   EXPECT_NE(result.at("accuracy").at("failed")[0].get<std::string>().find("finite"), std::string::npos);
 }
 
+// A compiled output carrying a systematic 1e-4 relative error was stored
+// `accuracy: pass` with deviation 1.085: allclose passed it, while the
+// figure reported was the float64 rule's. The deviation is the figure of
+// the criterion that decided, so above 1 is always a failure and a pass is
+// never above 1, whichever criterion decided.
+TEST(AccuracyGate, TheDeviationIsTheDecidingCriterionsSoAbove1AlwaysFails) {
+  // Within allclose (0.9 of tol), further from float64 than the rule allows (1.085).
+  auto allclose = compiled_result({tensor("output", 0.9e-4, 1.085 * (2 * 1e-6 + 1e-5), 1e-6)});
+  judge_accuracy(allclose);
+  EXPECT_EQ(allclose.at("accuracy").at("status"), "pass");
+  EXPECT_NEAR(allclose.at("accuracy").at("deviation").get<double>(), 0.9, 1e-12);
+  // Outside allclose (3x tol), within the float64 rule (0.5): the float64 rule decided.
+  auto float64 = compiled_result({tensor("output", 3e-4, 0.5 * (2 * 1e-6 + 1e-5), 1e-6)});
+  judge_accuracy(float64);
+  EXPECT_EQ(float64.at("accuracy").at("status"), "pass");
+  EXPECT_NEAR(float64.at("accuracy").at("deviation").get<double>(), 0.5, 1e-12);
+  // Both fail: the nearer to passing is how far it is from passing.
+  auto both = compiled_result({tensor("output", 3e-4, 2.0 * (2 * 1e-6 + 1e-5), 1e-6)});
+  judge_accuracy(both);
+  EXPECT_EQ(both.at("accuracy").at("status"), "fail");
+  EXPECT_NEAR(both.at("accuracy").at("deviation").get<double>(), 2.0, 1e-12);
+  // Without float64, a large tensor passing on cosine similarity 0.999: (1 - 0.999) / (1 - 0.99).
+  auto cosine = compiled_result({tensor("output", 0.05, {}, {}, 200000, 0.999)});
+  judge_accuracy(cosine);
+  EXPECT_EQ(cosine.at("accuracy").at("status"), "pass");
+  EXPECT_NEAR(cosine.at("accuracy").at("deviation").get<double>(), 0.1, 1e-9);
+  // A value finite on one side only: no tolerance passes it.
+  auto t = tensor("output", 0.0, 0.0, 0.0);
+  t["nonfinite_mismatches"] = 3;
+  auto nonfinite = compiled_result({t});
+  judge_accuracy(nonfinite);
+  EXPECT_GT(nonfinite.at("accuracy").at("deviation").get<double>(), 1.0);
+  // Over many tensors: pass means every deviation is at most 1, the worst reported.
+  for (int planted = 0; planted < 200; ++planted) {
+    const double scaled = 1e-6 * planted * 1.7, rmse = 1e-7 * planted * 1.3;
+    auto result = compiled_result({tensor("a", scaled, rmse, 1e-6), tensor("b", scaled / 2, rmse * 2, 1e-6)});
+    judge_accuracy(result);
+    const auto deviation = result.at("accuracy").at("deviation").get<double>();
+    EXPECT_EQ(result.at("accuracy").at("status") == "pass", deviation <= 1.0) << scaled << " " << rmse;
+  }
+}
+
 TEST(AccuracyGate, AFallbackOrARunnerWithoutTheCheckIsSkippedSayingWhyAndEagerJobsHaveNoGate) {
   auto fell_back = compiled_result(nlohmann::json::array());
   fell_back.erase("accuracy");

@@ -63,6 +63,37 @@ TEST(Efficiency, AnFp32GpuJobThatAllowedTf32IsMeasuredAgainstTheTf32Peak) {
   EXPECT_EQ(efficiency_of(cpu, peaks, {})->at("peak_dtype"), "fp32");
 }
 
+// PyTorch runs fp32 convolutions in TF32 by default (cudnn.allow_tf32) while
+// its matmuls stay IEEE: an fp32 ResNet judged against the IEEE peak could
+// come out near or above 1. Either kind of product in TF32 takes the TF32 peak.
+TEST(Efficiency, AnFp32GpuJobWhoseConvolutionsAllowedTf32IsMeasuredAgainstTheTf32Peak) {
+  auto document = result({{"device", "cuda"}, {"precision", "fp32"}, {"gpus", 1}}, 0.01);
+  document["execution"]["math"] = {{"tf32", "framework"}, {"tf32_matmul", false}, {"tf32_conv", true}};
+  EXPECT_EQ(efficiency_of(document, peaks, {0})->at("peak_dtype"), "tf32");
+  document["execution"]["math"]["tf32_conv"] = false;
+  EXPECT_EQ(efficiency_of(document, peaks, {0})->at("peak_dtype"), "fp32");
+}
+
+// A rate above the peak means the peak is wrong (the probe measured less
+// than the model's own kernels reach): the utilisation is not silently
+// above 1, the result says so.
+TEST(Efficiency, ARateAboveThePeakIsFlaggedPeakBelowAchieved) {
+  const auto document = result({{"device", "cpu"}, {"precision", "fp32"}}, 0.5);
+  const double achieved = models::forward_flops_per_sample(document.at("job")) * 32 * 3 / 0.5;
+  nlohmann::json planted = peaks;
+  planted["devices"][0]["fp32"] = achieved / 1.01;  // the planted peak: 1% below the achieved rate
+  const auto above = efficiency_of(document, planted, {});
+  ASSERT_TRUE(above);
+  EXPECT_NEAR(above->at("mfu").get<double>(), 1.01, 1e-9);
+  EXPECT_EQ(above->at("peak_below_achieved"), true);
+  auto slow = planted;
+  slow["devices"][0]["fp32"] = achieved / 0.5;  // twice the achieved rate
+  const auto below = efficiency_of(document, slow, {});
+  EXPECT_NEAR(below->at("mfu").get<double>(), 0.5, 1e-9);
+  EXPECT_EQ(below->at("peak_below_achieved"), false);
+  EXPECT_TRUE(efficiency_of(document, nullptr, {})->at("peak_below_achieved").is_null());
+}
+
 TEST(Efficiency, WithoutAMeasuredPeakFlopsStandAndUtilisationIsNull) {
   const auto efficiency = efficiency_of(result({{"device", "cpu"}}, 0.5), nullptr, {});
   ASSERT_TRUE(efficiency);

@@ -29,6 +29,17 @@ TEST(TimingSummary, MediansThroughputAndSpreadFromTheRawTimes) {
   EXPECT_FALSE(timing.contains("latency"));
 }
 
+// The shape sweep's median was the runner's, the upper middle of an even
+// count; it is the judge's median like every other.
+TEST(TimingSummary, EachShapesMedianStepIsTheJudgesMedian) {
+  auto document = result({1.0, 1.0}, {{0.5, 0.5}, {0.5, 0.5}});
+  document["shapes"] = {{{"batch_size", 16}, {"step_seconds", {0.4, 0.1, 0.2, 0.3}}},
+                        {{"batch_size", 32}, {"step_seconds", {0.7}}}};
+  summarize_timing(document);
+  EXPECT_DOUBLE_EQ(document.at("shapes")[0].at("median_step_seconds").get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(document.at("shapes")[1].at("median_step_seconds").get<double>(), 0.7);
+}
+
 TEST(TimingSummary, EveryRanksBatchCountsInThroughput) {
   auto document = result({2.0, 2.0}, {{1.0, 1.0}, {1.0, 1.0}}, {{"gpus", 3}});
   summarize_timing(document);

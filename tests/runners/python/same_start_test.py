@@ -60,6 +60,7 @@ class SameStartingPoint(unittest.TestCase):
         cls.directory = tempfile.TemporaryDirectory(prefix="ts_same_start_")
         cls.folder = pathlib.Path(cls.directory.name)
         cls.files = {}
+        cls.layouts = {}  # (model, runner, mode, memory_format asked) -> execution.data_layout
         for model, job in JOBS.items():
             weights, batch = cls.folder / f"{model}.weights.safetensors", cls.folder / f"{model}.batch.safetensors"
             (cls.folder / "start.json").write_text(json.dumps(job))
@@ -72,17 +73,21 @@ class SameStartingPoint(unittest.TestCase):
     def tearDownClass(cls):
         cls.directory.cleanup()
 
-    def losses_of_every_runner(self, model):
+    def losses_of_every_runner(self, model, runners=None, **fields):
         losses = {}
         for runner, path in ARGS.runners.items():
+            if runners and runner not in runners:
+                continue
             for mode in MODES[runner]:
-                code, result, stderr = run(path, dict(JOBS[model], mode=mode, **self.files[model]), self.folder)
+                code, result, stderr = run(path, dict(JOBS[model], mode=mode, **self.files[model], **fields),
+                                           self.folder)
                 self.assertEqual(code, 0, f"{runner} {mode}: {stderr}")
                 errors = [error.message for error in self.validator.iter_errors(result)]
                 self.assertEqual(errors, [], (runner, mode))
                 self.assertEqual(result["execution"]["mode"], mode, (runner, mode))
                 self.assertEqual(result["execution"]["initial_weights"], self.files[model]["initial_weights"])
                 self.assertEqual(result["execution"]["reference_batch"], self.files[model]["reference_batch"])
+                self.layouts[(model, runner, mode, fields.get("memory_format"))] = result["execution"]["data_layout"]
                 losses[f"{runner} {mode}"] = result["loss"]
         return losses
 
@@ -109,6 +114,33 @@ class SameStartingPoint(unittest.TestCase):
 
     def test_gpt_every_runner_and_mode_same_losses(self):
         self.assert_same_losses("gpt")
+
+    def test_resnet18_in_channels_last_starts_where_contiguous_does(self):
+        """memory_format channels_last (the PyTorch runners' NHWC, docs/gpu.md): the same weights and batch in
+        another layout give libtorch eager's contiguous losses, and every result names the layout that ran."""
+        contiguous = self.losses_of_every_runner("resnet18", runners=("libtorch",))["libtorch eager"]
+        channels_last = self.losses_of_every_runner("resnet18", runners=("libtorch", "torch-compile"),
+                                                    memory_format="channels_last")
+        for name, loss in channels_last.items():
+            for key, tolerance in TOLERANCE["resnet18"].items():
+                self.assertLessEqual(abs(loss[key] - contiguous[key]), tolerance * abs(contiguous[key]),
+                                     f"{name} channels_last {key}: {loss[key]} against contiguous {contiguous[key]}")
+        ran = {key: layout for key, layout in self.layouts.items() if key[0] == "resnet18"}
+        self.assertEqual(ran[("resnet18", "libtorch", "eager", None)], "NCHW")
+        for runner in ("libtorch", "torch-compile"):
+            for mode in MODES[runner]:
+                self.assertEqual(ran[("resnet18", runner, mode, "channels_last")], "NHWC", (runner, mode))
+
+    def test_channels_last_is_refused_for_a_model_without_images(self):
+        """Refused before anything runs: the worker as an invalid job (exit 2, the sweep's own check,
+        shared/models/catalogue.hpp), the torch.compile runner as unsupported (exit 3), each naming it."""
+        for runner, refusal in (("libtorch", 2), ("torch-compile", 3)):
+            code, result, stderr = run(ARGS.runners[runner], dict(JOBS["gpt"], memory_format="channels_last"),
+                                       self.folder)
+            self.assertEqual(code, refusal, f"{runner}: {stderr}")
+            said = stderr + ((result or {}).get("error") or "")
+            self.assertIn("channels_last", said, runner)
+            self.assertNotEqual((result or {}).get("status"), "ok", runner)
 
     def test_a_file_that_does_not_fit_the_model_fails_the_job_naming_it(self):
         # mlp weights of width 32 for a model of width 64; a batch of 8 for a job of 4.

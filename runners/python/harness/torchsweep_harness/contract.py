@@ -20,7 +20,8 @@ import tempfile
 
 import jsonschema
 
-from . import build_info, environment
+from . import build_info, environment, user_models
+from .errors import InvalidJob, Unsupported
 
 # Installed beside the binaries: bin/RUNNER, share/torchsweep/{python,schemas}.
 SCHEMA_DIR = pathlib.Path(os.environ.get("TORCHSWEEP_SCHEMAS", pathlib.Path(__file__).resolve().parents[2] / "schemas"))
@@ -30,16 +31,6 @@ EXIT_OK, EXIT_INTERNAL = _EXIT_CODES["ok"], _EXIT_CODES["internal_error"]
 EXIT_INVALID, EXIT_FAILED = _EXIT_CODES["invalid_input"], _EXIT_CODES["run_failed"]
 # The result's execution.autocast_dtype of each job precision.
 AUTOCAST_DTYPES = {"fp32": None, "bf16": "bfloat16", "fp16": "float16"}
-
-
-class InvalidJob(Exception):
-    def __init__(self, field, problem):
-        super().__init__(f"{field}: {problem}" if field else problem)
-        self.field = field
-
-
-class Unsupported(Exception):
-    """The job is valid but this machine or framework cannot run it."""
 
 
 def utc_now():
@@ -145,7 +136,6 @@ def resolve_job(document, runner_name):
         raise InvalidJob("data", f"imagefolder data needs a model that reads images ({image_models}); "
                                  f"'{job['model']}' reads {spec['inputs']}")
     if spec.get("under_model_path"):  # the user's own model: its path checked before anything runs
-        from . import user_models  # noqa: PLC0415 - it imports this module
         user_models.check_path(job)
     if job["data_parallel"] == "always":
         raise InvalidJob("data_parallel", "always (the one-rank data-parallel path) is the LibTorch worker's; "

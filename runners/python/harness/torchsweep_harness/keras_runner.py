@@ -9,7 +9,8 @@ jax_runner.py).
 import os
 
 from . import accuracy, data, start_state
-from .contract import AUTOCAST_DTYPES, Framework, Unsupported, logger
+from .contract import AUTOCAST_DTYPES, Framework, logger
+from .errors import Unsupported
 from .measure import ExperimentBase, HostClock, RssProbe, measure, prepare, record_measurements
 
 # The Keras dtype policy of each job precision: bf16 and fp16 compute with

@@ -4,7 +4,8 @@ the CPU. Runners measure: the timing summary, its noise and warm-up
 judgements are the agent's (agent/judge/), as for every runner."""
 import time
 
-from .contract import Unsupported, report_progress
+from .contract import report_progress
+from .errors import Unsupported
 
 
 def timed(synchronize, work):

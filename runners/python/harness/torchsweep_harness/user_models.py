@@ -9,7 +9,7 @@ import os
 import sys
 import traceback
 
-from .contract import InvalidJob
+from .errors import InvalidJob
 
 
 def _root(job):
