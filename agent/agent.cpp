@@ -10,6 +10,7 @@
 #include "agent/allowed_roots.hpp"
 #include "agent/executor.hpp"
 #include "agent/judge/judge.hpp"
+#include "agent/judge/summary.hpp"
 #include "agent/node/capabilities.hpp"
 #include "agent/node/machine_condition.hpp"
 #include "agent/node/process_tree.hpp"
@@ -17,6 +18,7 @@
 #include "shared/errors.hpp"
 #include "shared/host_name.hpp"
 #include "shared/job_fields.hpp"
+#include "shared/job_resolution.hpp"
 #include "shared/log.hpp"
 #include "shared/runner_contract.hpp"
 #include "shared/seconds.hpp"
@@ -299,7 +301,10 @@ void Agent::accept(const nlohmann::json& assign) {
   }
   auto resolved = assign;
   try {
-    resolved["job"] = with_model_root(with_data_path(assign.at("job"), options_.data_roots), options_.model_roots);
+    // Resolved once, here: the runner derives nothing (shared/job_resolution.hpp).
+    resolved["job"] = job_resolution::resolve(
+        with_model_root(with_data_path(assign.at("job"), options_.data_roots), options_.model_roots),
+        {runner_name, job_resolution::cores_available()});
   } catch (const InvalidInput& error) {
     log::warn("job {} attempt {}: {}", job_id, attempt, error.what());
     deliver(wire::make_message("job_failed", {{"job_id", job_id},
@@ -423,7 +428,11 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, Placement placement)
                         {"stdout_tail", outcome.stdout_tail},
                         {"stderr_tail", outcome.stderr_tail},
                         {"seconds", outcome.seconds}};
-  if (outcome.result) failed["result"] = *outcome.result;
+  if (outcome.result) {
+    // Not judged (its run did not finish well), but summarized: the store keeps failed results too.
+    failed["result"] = *outcome.result;
+    failed["result"]["summary"] = summary_of(*outcome.result);
+  }
   if (outcome.exit_code) failed["exit_code"] = *outcome.exit_code;
   if (outcome.signal) failed["signal"] = *outcome.signal;
   log::info("job {} attempt {}: {} (files kept in {})", job_id, attempt, outcome.reason, directory.string());

@@ -25,8 +25,8 @@ std::vector<std::string> mpirun_command(const nlohmann::json& job, const RankLau
   const bool on_gpus = job_fields::get<std::string>(job, "device").starts_with("cuda");
   std::vector<std::string> command{settings.mpirun, "-np", std::to_string(ranks)};
   if (::geteuid() == 0) command.emplace_back("--allow-run-as-root");
-  // The worker sizes its thread pool itself (cores / local ranks); Open
-  // MPI's default binding would pin each rank to one core.
+  // The job's resolution sized each rank's thread pool (cores / ranks on a
+  // node); Open MPI's default binding would pin each rank to one core.
   command.insert(command.end(), {"--bind-to", "none"});
   // CPU ranks may outnumber cores (tests on small machines); GPU ranks must
   // not outnumber the slots, one per GPU.

@@ -21,6 +21,7 @@ Command add_report_command(CLI::App& app);
 Command add_confirm_command(CLI::App& app);
 Command add_nightly_command(CLI::App& app);
 Command add_judge_command(CLI::App& app);
+Command add_resolve_command(CLI::App& app);
 Command add_estimate_command(CLI::App& app);
 
 }  // namespace ts::cli

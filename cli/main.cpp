@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
       {"confirm", ts::cli::add_confirm_command(app)},
       {"nightly", ts::cli::add_nightly_command(app)},
       {"judge", ts::cli::add_judge_command(app)},
+      {"resolve", ts::cli::add_resolve_command(app)},
       {"estimate", ts::cli::add_estimate_command(app)},
   };
   try {

@@ -1,9 +1,8 @@
 #include "readers/export.hpp"
 
-#include <map>
 #include <nlohmann/json.hpp>
 
-#include "shared/schema.hpp"
+#include "store/result_columns.hpp"
 
 namespace ts::readers {
 
@@ -19,47 +18,23 @@ CellKind kind_of(const std::string& type) {
   return CellKind::text;
 }
 
-struct ExportTable {
-  std::string source;              // the store's table or view
-  std::vector<std::string> order;  // its columns the rows are sorted by
-  std::vector<ExportColumn> columns;
-  std::vector<CellKind> kinds;  // per column, decided once rather than per cell
-};
-
-const std::map<std::string, ExportTable>& contract() {
-  static const auto tables = [] {
-    const auto document = nlohmann::json::parse(schema::text("export_columns.json"));
-    std::map<std::string, ExportTable> parsed;
-    for (const auto& [name, table] : document.at("tables").items()) {
-      auto& out = parsed[name];
-      out.source = table.at("source").get<std::string>();
-      out.order = table.at("order").get<std::vector<std::string>>();
-      for (const auto& column : table.at("columns")) {
-        out.columns.push_back(
-            {column.at("name").get<std::string>(), column.at("type").get<std::string>(), column.value("mlflow", "")});
-        out.kinds.push_back(kind_of(out.columns.back().type));
-      }
-    }
-    return parsed;
-  }();
-  return tables;
-}
+const store::ColumnTable& table_named(const std::string& table) { return store::column_tables().at(table); }
 
 }  // namespace
 
 const std::vector<std::string>& export_tables() {
   static const auto names = [] {
     std::vector<std::string> keys;
-    for (const auto& [name, table] : contract()) keys.push_back(name);
+    for (const auto& [name, table] : store::column_tables()) keys.push_back(name);
     return keys;
   }();
   return names;
 }
 
-const std::vector<ExportColumn>& export_columns(const std::string& table) { return contract().at(table).columns; }
+const std::vector<ExportColumn>& export_columns(const std::string& table) { return table_named(table).columns; }
 
 Table export_table(Database& database, const ResultFilter& filter, const std::string& table) {
-  const auto& spec = contract().at(table);
+  const auto& spec = table_named(table);
   const auto condition = condition_of(database, filter);
   // The filter is on the results (alias r); a step goes with its result.
   const std::string alias = spec.source == "results" ? "r." : "t.";
@@ -72,7 +47,11 @@ Table export_table(Database& database, const ResultFilter& filter, const std::st
   auto select = database.prepare(sql);
   bind_condition(select, condition);
   Table out;
-  for (const auto& column : spec.columns) out.columns.push_back(column.name);
+  std::vector<CellKind> kinds;  // per column, decided once rather than per cell
+  for (const auto& column : spec.columns) {
+    out.columns.push_back(column.name);
+    kinds.push_back(kind_of(column.type));
+  }
   while (select.step()) {
     std::vector<nlohmann::json> row;
     row.reserve(spec.columns.size());
@@ -81,7 +60,7 @@ Table export_table(Database& database, const ResultFilter& filter, const std::st
         row.emplace_back(nullptr);
         continue;
       }
-      switch (spec.kinds[static_cast<std::size_t>(c)]) {
+      switch (kinds[static_cast<std::size_t>(c)]) {
         case CellKind::real:
           row.emplace_back(select.real(c));
           break;

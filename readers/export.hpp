@@ -2,20 +2,17 @@
 // `torchsweep export` (docs/query.md): every stored result that passes a
 // filter, one flat row each, and their timed steps, one row each with the
 // result's key. The columns, their order and their types are spelled once,
-// in schemas/export_columns.json, which the Parquet writer reads too.
+// in schemas/result_columns.json, which the Parquet writer reads too.
 #include <string>
 #include <vector>
 
 #include "readers/table.hpp"
 #include "readers/vocabulary.hpp"
+#include "store/result_columns.hpp"
 
 namespace ts::readers {
 
-struct ExportColumn {
-  std::string name;
-  std::string type;    // string, int64, float64, bool or timestamp
-  std::string mlflow;  // results: what the MLflow export makes of it (param, metric or tag)
-};
+using ExportColumn = store::Column;
 
 // The tables the contract names ("results", "steps"), by name.
 const std::vector<std::string>& export_tables();

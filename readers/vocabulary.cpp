@@ -9,12 +9,6 @@
 namespace ts::readers {
 namespace {
 
-// The warm-up figure is peak allocated where the timed one is (CUDA), the
-// resident high-water mark otherwise.
-constexpr const char* warmup_memory_field =
-    "CASE WHEN r.peak_memory_field IN ('peak_allocated_bytes', 'peak_reserved_bytes') "
-    "THEN 'warmup_peak_allocated_bytes' WHEN r.warmup_peak_memory_bytes IS NOT NULL THEN 'warmup_peak_rss_bytes' END";
-
 template <class Entry>
 std::vector<std::string> names_of(const std::vector<Entry>& table) {
   std::vector<std::string> names;
@@ -104,7 +98,7 @@ const std::vector<Metric>& metric_table() {
       {"kv_cache", "kv_cache_mib", "r.kv_cache_bytes", 1.0 / (1024 * 1024)},
       {"peak_memory", "peak_memory_mib", "r.peak_memory_bytes", 1.0 / (1024 * 1024), false, "r.peak_memory_field"},
       {"warmup_memory", "warmup_memory_mib", "r.warmup_peak_memory_bytes", 1.0 / (1024 * 1024), false,
-       warmup_memory_field},
+       "r.warmup_peak_memory_field"},
       {"reserved_memory", "reserved_memory_mib", "r.peak_reserved_bytes", 1.0 / (1024 * 1024), false,
        "CASE WHEN r.peak_reserved_bytes IS NOT NULL THEN 'peak_reserved_bytes' END"},
       {"achieved_flops", "achieved_tflops_per_s", "r.achieved_flops_per_s", 1e-12, true},

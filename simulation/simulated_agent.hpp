@@ -108,6 +108,7 @@ class SimulatedAgent {
     }
     auto result = result_template_;
     result["job"] = assign.at("job");
+    result = judged(std::move(result));
     for (const auto gpu : gpus) in_use_.erase(gpu);
     attempts_.erase(job_id);
     --running_;

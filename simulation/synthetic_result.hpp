@@ -1,10 +1,13 @@
 #pragma once
 // Result documents that validate against schemas/result.schema.json, with
-// chosen figures: for store tests and the store benchmark.
+// chosen figures, raw as a runner writes them or judged as an agent
+// delivers them: for store tests and the store benchmark.
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "agent/judge/summary.hpp"
 
 namespace ts::simulation {
 
@@ -83,6 +86,17 @@ inline nlohmann::json make_result(const SyntheticResult& r) {
       {"warnings", nlohmann::json::array()},
       {"started_at", "2026-11-30T00:00:00.000Z"},
       {"finished_at", "2026-11-30T00:00:10.000Z"}};
+}
+
+// A result as an agent delivers it: with the judge's summary, which the
+// store requires (agent/judge/summary.hpp). After the last change to it.
+inline nlohmann::json judged(nlohmann::json result) {
+  result["summary"] = agent::summary_of(result);
+  return result;
+}
+inline std::vector<nlohmann::json> all_judged(std::vector<nlohmann::json> results) {
+  for (auto& result : results) result = judged(std::move(result));
+  return results;
 }
 
 }  // namespace ts::simulation

@@ -142,6 +142,12 @@ Statement& Statement::bind(int index, std::string_view value) {
         sqlite3_bind_text(handle_.get(), index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT), sql_);
   return *this;
 }
+int Statement::parameter(const std::string& name) const {
+  const int index = sqlite3_bind_parameter_index(handle_.get(), name.c_str());
+  if (index == 0) throw std::out_of_range("no parameter " + name + " in: " + sql_);
+  return index;
+}
+
 Statement& Statement::bind(int index, std::nullptr_t) {
   check(database_, sqlite3_bind_null(handle_.get(), index), sql_);
   return *this;

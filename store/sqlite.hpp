@@ -73,6 +73,9 @@ class Statement {
   Statement& bind(int index, const std::optional<T>& value) {
     return value ? bind(index, *value) : bind(index, nullptr);
   }
+  // The index of the named parameter (":name" in the SQL); throws
+  // std::out_of_range when the statement has none of that name.
+  int parameter(const std::string& name) const;
   template <class... Values>
   Statement& bind_all(const Values&... values) {
     int index = 0;

@@ -1,11 +1,13 @@
 #include "store/store.hpp"
 
+#include <algorithm>
+
 #include "shared/errors.hpp"
 #include "shared/job_fields.hpp"
-#include "shared/models/catalogue.hpp"
 #include "shared/schema.hpp"
 #include "shared/timestamp.hpp"
 #include "store/migrations.hpp"
+#include "store/result_columns.hpp"
 
 namespace ts::store {
 namespace {
@@ -16,73 +18,44 @@ Database open_migrated(const std::string& path) {
   return database;
 }
 
-template <class T>
-std::optional<T> optional_at(const nlohmann::json& document, const nlohmann::json::json_pointer& pointer) {
-  if (!document.contains(pointer) || document.at(pointer).is_null()) return std::nullopt;
-  return document.at(pointer).get<T>();
-}
-
-// GPU model for CUDA results, the CPU model otherwise: what "device_name"
-// groups by.
-std::string device_name(const nlohmann::json& result) {
-  const auto& context = result.at("context");
-  const auto device = job_fields::get<std::string>(result.at("job"), "device");
-  if (device.rfind("cuda", 0) == 0 && context.contains("gpus") && !context.at("gpus").empty()) {
-    return context.at("gpus").at(0).value("name", "unknown GPU");
+// The INSERT of a result's row: every column of the column table, each
+// bound by its name. A result's sweep is its job's where the store has the
+// job, the one its document names otherwise.
+std::string insert_result_sql() {
+  std::string columns, values;
+  for (const auto& column : result_columns().columns) {
+    columns += (columns.empty() ? "" : ", ") + column.name;
+    values += values.empty() ? "" : ", ";
+    values += column.name == "sweep_id" ? "COALESCE((SELECT sweep_id FROM jobs WHERE job_id = :job_id), :sweep_id)"
+                                        : ":" + column.name;
   }
-  return context.at("cpu_model").get<std::string>();
+  return "INSERT OR IGNORE INTO results (" + columns + ") VALUES (" + values + ")";
 }
 
-// What the torch_version column holds: PyTorch's version, or for a runner
-// of another framework (whose context has no torch) "NAME VERSION" of it.
-std::string framework_version(const nlohmann::json& context) {
-  if (const auto& torch = context.at("torch_version"); torch.is_string()) return torch.get<std::string>();
-  if (!context.contains("framework")) return "unknown";
-  const auto& framework = context.at("framework");
-  return framework.at("name").get<std::string>() + " " + framework.at("version").get<std::string>();
+// The index of each column's parameter in the INSERT, in the table's order.
+std::vector<int> parameters_of(const Statement& insert) {
+  std::vector<int> indices;
+  for (const auto& column : result_columns().columns) indices.push_back(insert.parameter(":" + column.name));
+  return indices;
 }
 
-// The one memory figure a result is compared by (docs/methodology.md): the
-// timed phase's peak allocated on a GPU (by the framework's allocator, the
-// *_allocator sources), its resident high-water mark above the process's
-// baseline on CPU; and the warm-up/compile phase's apart.
-// Documents of runners before memory phases fall back to what they had.
-struct MemoryFigures {
-  std::optional<int64_t> peak, warmup_peak;
-  std::optional<std::string> field;
-};
-
-MemoryFigures memory_figures(const nlohmann::json& result) {
-  using Pointer = nlohmann::json::json_pointer;
-  const bool gpu = result.value(Pointer("/memory/source"), std::string()).ends_with("_allocator");
-  const std::vector<std::string> preference =
-      gpu ? std::vector<std::string>{"peak_allocated_bytes", "peak_reserved_bytes"}
-          : std::vector<std::string>{"rss_footprint_bytes", "peak_rss_bytes"};
-  MemoryFigures figures;
-  for (const auto& name : preference) {
-    if (const auto value = optional_at<int64_t>(result, Pointer("/memory/" + name))) {
-      figures.peak = value;
-      figures.field = name;
-      break;
-    }
+// Binds one summary value, checked against its column's type and nullability.
+void bind_value(Statement& insert, int parameter, const Column& column, const nlohmann::json& value) {
+  const auto field = "summary." + column.name;
+  if (value.is_null()) {
+    if (!column.nullable) throw InvalidInput(field, "a value: the column cannot be empty");
+    insert.bind(parameter, nullptr);
+  } else if (column.type == "int64" && value.is_number_integer()) {
+    insert.bind(parameter, value.get<int64_t>());
+  } else if (column.type == "float64" && value.is_number()) {
+    insert.bind(parameter, value.get<double>());
+  } else if (column.type == "bool" && value.is_boolean()) {
+    insert.bind(parameter, int64_t{value.get<bool>() ? 1 : 0});
+  } else if ((column.type == "string" || column.type == "timestamp") && value.is_string()) {
+    insert.bind(parameter, value.get<std::string>());
+  } else {
+    throw InvalidInput(field, column.type + " or null (schemas/result_columns.json), not " + value.dump());
   }
-  figures.warmup_peak = optional_at<int64_t>(
-      result, Pointer(gpu ? "/memory/warmup_peak_allocated_bytes" : "/memory/warmup_peak_rss_bytes"));
-  return figures;
-}
-
-// NVML's device memory of the job's processes at its highest, on the
-// busiest of its GPUs (docs/gpu-telemetry.md); none without telemetry.
-std::optional<int64_t> gpu_process_memory(const nlohmann::json& result) {
-  const auto telemetry = result.find("telemetry");
-  if (telemetry == result.end() || !telemetry->contains("gpus")) return std::nullopt;
-  std::optional<int64_t> highest;
-  for (const auto& gpu : telemetry->at("gpus")) {
-    const auto& spread = gpu.at("process_memory_bytes");
-    if (spread.is_null()) continue;
-    highest = std::max(highest.value_or(0), static_cast<int64_t>(spread.at("max").get<double>()));
-  }
-  return highest;
 }
 
 }  // namespace
@@ -90,22 +63,8 @@ std::optional<int64_t> gpu_process_memory(const nlohmann::json& result) {
 Store::Store(const std::string& path)
     : path_(path),
       database_(open_migrated(path)),
-      insert_result_(database_.prepare(
-          "INSERT OR IGNORE INTO results (job_id, attempt, sweep_id, status, model, task, batch_size, precision, "
-          "mode, mode_ran, compiler, runner, gpus, device_name, torch_version, host, agent, median_epoch_s, "
-          "samples_per_s, median_step_s, compile_s, warmup_s, peak_memory_bytes, peak_allocated_bytes, noisy, "
-          "fused_kernels, fallback_reason, error, received_at, peak_memory_field, warmup_peak_memory_bytes, "
-          "peak_reserved_bytes, warmup_insufficient, flops_per_step, achieved_flops_per_s, peak_flops_per_s, mfu, "
-          "data, "
-          "input_stall_fraction, loader_images_per_s, input_bound, throttled, gpu_process_memory_bytes, env, "
-          "tokens_per_s, "
-          "seq_len, prompt_len, new_tokens, prefill_s, decode_p50_s, decode_p90_s, decode_p99_s, kv_cache_bytes, "
-          "tokens_match, accuracy, accuracy_deviation, graph_breaks, recompilations, compile_mode, compile_cache, "
-          "machine_busy, peak_below_achieved, data_layout) "
-          "VALUES (?1, ?2, COALESCE((SELECT sweep_id FROM jobs WHERE job_id = ?1), ?3), ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-          "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, "
-          "?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52, "
-          "?53, ?54, ?55, ?56, ?57, ?58, ?59, ?60, ?61, ?62, ?63)")),
+      insert_result_(database_.prepare(insert_result_sql())),
+      result_parameters_(parameters_of(insert_result_)),
       insert_document_(database_.prepare("INSERT INTO result_documents (job_id, attempt, document) VALUES (?, ?, ?)")),
       insert_epoch_(database_.prepare(
           "INSERT INTO result_epochs (job_id, attempt, epoch, seconds, step_seconds) VALUES (?, ?, ?, ?, ?)")),
@@ -165,70 +124,39 @@ bool Store::insert_result(const nlohmann::json& result, const std::string& agent
   validator.validate(result);
   const auto& job = result.at("job");
   if (!job.contains("job_id")) throw InvalidInput("job.job_id", "a stored result needs the id of its job");
-  using Pointer = nlohmann::json::json_pointer;
+  if (!result.contains("summary")) {
+    throw InvalidInput("summary",
+                       "the judge's summary (agent/judge/summary.hpp): a runner's raw document is stored once an "
+                       "agent or `torchsweep judge` has judged it");
+  }
+  const auto& summary = result.at("summary");
+  const auto& columns = result_columns().columns;
+  for (const auto& [name, value] : summary.items()) {
+    const auto known = std::find_if(columns.begin(), columns.end(), [&](const Column& c) { return c.name == name; });
+    if (known == columns.end() || known->filled_by_store) {
+      throw InvalidInput("summary." + name, "a column of the store's results table (schemas/result_columns.json)");
+    }
+  }
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    const auto& column = columns[c];
+    const int parameter = result_parameters_[c];
+    if (column.name == "agent") {
+      insert_result_.bind(parameter, agent);
+    } else if (column.name == "received_at") {
+      insert_result_.bind(parameter, utc_timestamp());
+    } else if (const auto value = summary.find(column.name); value != summary.end()) {
+      bind_value(insert_result_, parameter, column, *value);
+    } else {
+      throw InvalidInput("summary." + column.name, "its value or null (the judge gives every column)");
+    }
+  }
   const auto job_id = job.at("job_id").get<std::string>();
   const auto attempt = job_fields::get<int64_t>(job, "attempt");
-  const auto capture = optional_at<double>(result, Pointer("/execution/capture_seconds"));
-  const auto first_iteration = optional_at<double>(result, Pointer("/timing/first_iteration_seconds"));
-  std::optional<double> compile;
-  if (capture || first_iteration) compile = capture.value_or(0.0) + first_iteration.value_or(0.0);
-  const auto memory = memory_figures(result);
-  const auto noisy = optional_at<bool>(result, Pointer("/timing/noisy"));
-  const auto warmup_insufficient = optional_at<bool>(result, Pointer("/timing/warmup_insufficient"));
-  const auto data = job_fields::get<nlohmann::json>(job, "data");
-  const auto input_bound = optional_at<bool>(result, Pointer("/data/input_bound"));
-  const auto throttled = optional_at<bool>(result, Pointer("/telemetry/throttled"));
-  const auto as_flag = [](std::optional<bool> value) {
-    return value ? std::optional<int64_t>(*value ? 1 : 0) : std::nullopt;
-  };
-
-  insert_result_
-      .bind_all(
-          job_id, attempt, optional_at<std::string>(job, Pointer("/sweep")), result.at("status").get<std::string>(),
-          job.at("model").get<std::string>(), job_fields::get<std::string>(job, "task"),
-          job.at("batch_size").get<int64_t>(), job_fields::get<std::string>(job, "precision"),
-          job_fields::get<std::string>(job, "mode"), optional_at<std::string>(result, Pointer("/execution/mode")),
-          optional_at<std::string>(result, Pointer("/execution/compiler")),
-          result.at("runner").at("name").get<std::string>(), job_fields::get<int64_t>(job, "gpus"), device_name(result),
-          framework_version(result.at("context")), result.at("context").at("hostname").get<std::string>(), agent,
-          optional_at<double>(result, Pointer("/timing/median_epoch_seconds")),
-          optional_at<double>(result, Pointer("/timing/samples_per_second")),
-          optional_at<double>(result, Pointer("/timing/median_step_seconds")), compile,
-          optional_at<double>(result, Pointer("/timing/warmup_seconds")), memory.peak,
-          optional_at<int64_t>(result, Pointer("/memory/peak_allocated_bytes")), as_flag(noisy),
-          optional_at<int64_t>(result, Pointer("/execution/fusion/fused_kernels")),
-          optional_at<std::string>(result, Pointer("/execution/fallback_reason")),
-          optional_at<std::string>(result, Pointer("/error")), utc_timestamp(), memory.field, memory.warmup_peak,
-          optional_at<int64_t>(result, Pointer("/memory/peak_reserved_bytes")), as_flag(warmup_insufficient),
-          optional_at<double>(result, Pointer("/efficiency/flops_per_step")),
-          optional_at<double>(result, Pointer("/efficiency/achieved_flops_per_s")),
-          optional_at<double>(result, Pointer("/efficiency/peak_flops_per_s")),
-          optional_at<double>(result, Pointer("/efficiency/mfu")),
-          data.is_object() ? data.at("folder").get<std::string>() : data.get<std::string>(),
-          optional_at<double>(result, Pointer("/data/median_input_stall_fraction")),
-          optional_at<double>(result, Pointer("/data/loader_images_per_second")), as_flag(input_bound),
-          as_flag(throttled), gpu_process_memory(result),
-          optional_at<std::string>(result, Pointer("/context/env/name")),
-          optional_at<double>(result, Pointer("/timing/tokens_per_second")),
-          models::reads_tokens(job.at("model").get<std::string>()) ? optional_at<int64_t>(job, Pointer("/seq_len"))
-                                                                   : std::nullopt,
-          optional_at<int64_t>(job, Pointer("/prompt_len")), optional_at<int64_t>(job, Pointer("/new_tokens")),
-          optional_at<double>(result, Pointer("/generation/prefill_seconds_median")),
-          optional_at<double>(result, Pointer("/generation/decode_latency/p50")),
-          optional_at<double>(result, Pointer("/generation/decode_latency/p90")),
-          optional_at<double>(result, Pointer("/generation/decode_latency/p99")),
-          optional_at<int64_t>(result, Pointer("/generation/kv_cache_bytes")),
-          as_flag(optional_at<bool>(result, Pointer("/generation/matches_eager"))),
-          optional_at<std::string>(result, Pointer("/accuracy/status")),
-          optional_at<double>(result, Pointer("/accuracy/deviation")),
-          optional_at<int64_t>(result, Pointer("/execution/compile/graph_breaks")),
-          optional_at<int64_t>(result, Pointer("/execution/compile/recompilations")),
-          optional_at<std::string>(result, Pointer("/execution/compile/compile_mode")),
-          optional_at<std::string>(result, Pointer("/execution/compile/cache/kind")),
-          as_flag(optional_at<bool>(result, Pointer("/context/condition/busy"))),
-          as_flag(optional_at<bool>(result, Pointer("/efficiency/peak_below_achieved"))),
-          optional_at<std::string>(result, Pointer("/execution/data_layout")))
-      .run();
+  if (summary.at("job_id") != job_id || summary.at("attempt") != attempt) {
+    throw InvalidInput("summary.job_id", "the job's id and attempt, " + job_id + " attempt " + std::to_string(attempt) +
+                                             ": a summary of another result");
+  }
+  insert_result_.run();
   if (insert_result_.changes() == 0) return false;  // (job_id, attempt) already stored
   insert_document_.bind_all(job_id, attempt, result.dump()).run();
   if (result.contains("timing")) {

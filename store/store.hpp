@@ -65,7 +65,8 @@ class Store {
   void add_sweep(const SweepRecord& sweep, const std::vector<JobRecord>& jobs);
 
   // Validates `result` against schemas/result.schema.json and stores it with
-  // its epoch and step times. Returns false (and changes nothing) when a
+  // its epoch and step times: its row from its judged summary
+  // (agent/judge/summary.hpp), column by column by name. Returns false (and changes nothing) when a
   // result for its (job_id, attempt) is already stored. Throws
   // ts::InvalidInput naming the field of an invalid document.
   bool ingest_result(const nlohmann::json& result, const std::string& agent);
@@ -127,7 +128,9 @@ class Store {
 
   std::string path_;
   Database database_;
-  Statement insert_result_, insert_document_, insert_epoch_;
+  Statement insert_result_;
+  std::vector<int> result_parameters_;  // per column of store::result_columns(), its parameter in insert_result_
+  Statement insert_document_, insert_epoch_;
   Statement job_started_, job_requeued_, job_finished_, close_sweep_, has_result_;
 };
 

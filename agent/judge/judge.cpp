@@ -4,13 +4,16 @@
 #include "agent/judge/efficiency.hpp"
 #include "agent/judge/generation_summary.hpp"
 #include "agent/judge/input_stalls.hpp"
+#include "agent/judge/summary.hpp"
 #include "agent/judge/timing_summary.hpp"
 #include "shared/job_fields.hpp"
 
 namespace ts::agent {
 
-void judge(nlohmann::json& result, const JudgeInputs& inputs) {
-  if (result.value("status", std::string()) != "ok") return;
+namespace {
+
+// What a successful run's measurements say.
+void judge_measurements(nlohmann::json& result, const JudgeInputs& inputs) {
   if (!result.contains("warnings")) result["warnings"] = nlohmann::json::array();
   summarize_timing(result);
   summarize_generation(result);
@@ -26,6 +29,13 @@ void judge(nlohmann::json& result, const JudgeInputs& inputs) {
   if (auto efficiency = efficiency_of(result, inputs.peak_flops, inputs.gpus)) {
     result["efficiency"] = std::move(*efficiency);
   }
+}
+
+}  // namespace
+
+void judge(nlohmann::json& result, const JudgeInputs& inputs) {
+  if (result.value("status", std::string()) == "ok") judge_measurements(result, inputs);
+  result["summary"] = summary_of(result);
 }
 
 }  // namespace ts::agent

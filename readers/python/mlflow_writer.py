@@ -2,7 +2,7 @@
 """torchsweep-mlflow: logs the results of `torchsweep export --to mlflow URI`
 (docs/analysis.md) to an MLflow tracking store, one MLflow run per result,
 through MLflow's own client. The export hands over each result's row (the
-columns of schemas/export_columns.json, each with the role it plays here:
+columns of schemas/result_columns.json, each with the role it plays here:
 param, metric or tag), its full document, its sweep's name and, for a
 compiled run, its eager partner and speedup.
 

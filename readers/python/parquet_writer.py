@@ -1,7 +1,7 @@
 #!@TS_ANALYSIS_PYTHON@
 """torchsweep-parquet: writes the tables of `torchsweep export --format
 parquet` (docs/query.md) as Parquet files, typed as
-schemas/export_columns.json says (the export hands the column types along
+schemas/result_columns.json says (the export hands the column types along
 with the rows). Each file is written to a temporary name in the target
 folder and renamed into place only once every table is written, so a
 failed export leaves no half-written file. Runs in the analysts' venv
@@ -34,7 +34,7 @@ def arrow_table(table):
     arrays = [pyarrow.array([typed(row[i], column["type"]) for row in table["rows"]], type=TYPES[column["type"]])
               for i, column in enumerate(columns)]
     schema = pyarrow.schema([pyarrow.field(column["name"], TYPES[column["type"]]) for column in columns],
-                            metadata={"torchsweep": "schemas/export_columns.json"})
+                            metadata={"torchsweep": "schemas/result_columns.json"})
     return pyarrow.Table.from_arrays(arrays, schema=schema)
 
 

@@ -29,7 +29,7 @@ constexpr JobFlag job_flags[] = {
     {"--precision", "precision", Kind::text, "fp32 | bf16 | fp16 (default fp32)"},
     {"--epochs", "epochs", Kind::integer, "timed epochs (default 5)"},
     {"--warmup", "warmup", Kind::integer, "warm-up iterations (default 10)"},
-    {"--iters", "iters", Kind::integer, "iterations per epoch (default dataset_size / batch_size)"},
+    {"--iters", "iters", Kind::integer, "iterations per epoch (default: as the job resolves, docs/worker.md)"},
     {"--dataset-size", "dataset_size", Kind::integer, "samples per epoch when --iters is not given (default 50000)"},
     {"--data-batches", "data_batches", Kind::integer, "distinct synthetic batches cycled (default 4)"},
     {"--input-size", "input_size", Kind::integer, "image side (resnet*) or input features (mlp)"},

@@ -12,6 +12,7 @@
 #include "runners/libtorch/device.hpp"
 #include "runners/libtorch/job.hpp"
 #include "shared/host_name.hpp"
+#include "shared/job_resolution.hpp"
 #include "shared/version.hpp"
 
 namespace ts::worker {
@@ -65,7 +66,7 @@ nlohmann::json capture_context() {
       {"kernel", std::string(system.sysname) + " " + system.release},
       {"machine", system.machine},
       {"cpu_model", first_value("/proc/cpuinfo", "model name", ':')},
-      {"cpu_cores_available", cores_available()},
+      {"cpu_cores_available", job_resolution::cores_available()},
       {"memory_total_bytes", static_cast<int64_t>(pages) * page_size},
       {"torch_version", compat::torch_version()},
       {"mkldnn", at::hasMKLDNN()},

@@ -122,7 +122,7 @@ GenerationRun run_generation(const Job& job, torch::Device device, const Precisi
   }
   run.memory = probe.end();
   timing.clock = clock->name();
-  timing.iterations_per_epoch = job.new_tokens - 1;
+  timing.iterations_per_epoch = job.iters;  // as resolved: the decode steps
   run.generation.prompt_len = job.prompt_len;
   run.generation.new_tokens = job.new_tokens;
   run.generation.kv_cache_bytes = generator.cache_bytes();

@@ -1,16 +1,12 @@
 #include "runners/libtorch/job.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cstdlib>
-#include <thread>
 
 #include "runners/libtorch/models/registry.hpp"
 #include "shared/errors.hpp"
 #include "shared/job_fields.hpp"
-#include "shared/models/catalogue.hpp"
-#include "shared/schema.hpp"
+#include "shared/job_resolution.hpp"
 
 namespace ts::worker {
 namespace {
@@ -22,28 +18,20 @@ void read_optional(const nlohmann::json& document, const char* key, T& into) {
 
 }  // namespace
 
-int64_t cores_available() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
-}
-
 int64_t default_threads() {
   const char* local_ranks = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
   const int64_t ranks = local_ranks != nullptr ? std::max(1, std::atoi(local_ranks)) : 1;
-  return std::max<int64_t>(1, cores_available() / ranks);
+  return std::max<int64_t>(1, job_resolution::cores_available() / ranks);
 }
 
 Job parse_job(const nlohmann::json& given) {
-  static const schema::Validator validator("job.schema.json");
-  validator.validate(given);
-  const auto document = job_fields::with_defaults(given);
+  // An agent's job comes resolved; one given by hand is resolved here by the same code (docs/worker.md).
+  const auto document = job_resolution::resolve(given, {"libtorch", job_resolution::cores_available()});
 
   Job job;
   if (document.contains("job_id")) job.job_id = document.at("job_id").get<std::string>();
   if (document.contains("sweep")) job.sweep = document.at("sweep").get<std::string>();
-  if (given.contains("dataset_size")) job.dataset_size = given.at("dataset_size").get<int64_t>();
+  if (document.contains("dataset_size")) job.dataset_size = document.at("dataset_size").get<int64_t>();
   if (document.contains("timeout_s")) job.timeout_s = document.at("timeout_s").get<double>();
   for (auto [field, into] :
        {std::pair{"initial_weights", &job.initial_weights}, {"reference_batch", &job.reference_batch}}) {
@@ -82,8 +70,6 @@ Job parse_job(const nlohmann::json& given) {
   read_optional(document, "hosts", job.hosts);
   read_optional(document, "labels", job.labels);
 
-  models::check_data(document);
-  models::check_sequence(document);
   for (const char* field : {"data", "loader_workers", "prefetch", "on_corrupt", "input_bound_above"}) {
     job.data_document[field] = document.at(field);
   }
@@ -92,31 +78,25 @@ Job parse_job(const nlohmann::json& given) {
                         document.at("loader_workers").get<int64_t>(), document.at("prefetch").get<int64_t>(),
                         document.at("on_corrupt").get<std::string>() == "fail"};
   }
+  // Given with a value of their own: only the torch-compile runner reads them.
   for (const char* knob : {"backend", "compile_mode", "compile_cache", "dynamic", "fullgraph", "shapes"}) {
-    if (given.contains(knob)) job.torch_compile_knobs.emplace_back(knob);
+    const auto& defaults = job_fields::defaults();
+    if (document.contains(knob) && (!defaults.contains(knob) || document.at(knob) != defaults.at(knob))) {
+      job.torch_compile_knobs.emplace_back(knob);
+    }
   }
   const auto info = find_model(job.model, job.model_root);
   job.model_config = info.defaults;
   job.model_knobs = info.knobs;
   for (const auto& knob : model_knobs()) {
-    if (!document.contains(knob.name)) continue;
-    const bool applies = std::find(info.knobs.begin(), info.knobs.end(), knob.name) != info.knobs.end();
-    if (applies) {
-      job.model_config.*knob.field = document.at(knob.name).get<int64_t>();
-    } else {
-      job.ignored_knobs.push_back(knob.name);
-    }
+    if (document.contains(knob.name)) job.model_config.*knob.field = document.at(knob.name).get<int64_t>();
   }
+  read_optional(document, "ignored_knobs", job.ignored_knobs);
+  read_optional(document, "iters", job.iters);
   if (job.task == Task::generate) {
     job.prompt_len = document.at("prompt_len").get<int64_t>();
     job.new_tokens = document.at("new_tokens").get<int64_t>();
-    job.iters = job.new_tokens - 1;  // the decode steps of a generation
-  } else if (document.contains("iters")) {
-    job.iters = document.at("iters").get<int64_t>();
-  } else {
-    job.iters = std::max<int64_t>(1, document.at("dataset_size").get<int64_t>() / job.batch_size);
   }
-  if (job.threads == 0) job.threads = default_threads();
   return job;
 }
 
@@ -151,9 +131,11 @@ nlohmann::json to_json(const Job& job) {
                      {"gpus", job.gpus},
                      {"bucket_mb", job.bucket_mb},
                      {"overlap", job.overlap},
-                     {"data_parallel", job.data_parallel}};
+                     {"data_parallel", job.data_parallel},
+                     {"resolved", true}};
   out.update(job.data_document);
   if (!job.hosts.empty()) out["hosts"] = job.hosts;
+  if (!job.ignored_knobs.empty()) out["ignored_knobs"] = job.ignored_knobs;
   if (job.job_id) out["job_id"] = *job.job_id;
   if (job.sweep) out["sweep"] = *job.sweep;
   if (job.dataset_size) out["dataset_size"] = *job.dataset_size;

@@ -33,8 +33,7 @@ struct DataSpec {
   bool fail_on_corrupt = false;
 };
 
-// A job with every default resolved: those of schemas/job.schema.json
-// (shared/job_fields.hpp) and the model's (schemas/models.json).
+// A resolved job (shared/job_resolution.hpp) as the worker reads it.
 struct Job {
   std::optional<std::string> job_id;
   int64_t attempt = 0;
@@ -52,7 +51,7 @@ struct Job {
   int64_t batch_size = 0;
   int64_t epochs = 0;
   int64_t warmup = 0;
-  int64_t iters = 0;                       // resolved: given, or dataset_size / batch_size; generate: new_tokens - 1
+  int64_t iters = 0;                       // as resolved (shared/job_resolution.hpp)
   int64_t prompt_len = 0, new_tokens = 0;  // task generate's
   std::optional<int64_t> dataset_size;
   int64_t data_batches = 0;
@@ -61,7 +60,7 @@ struct Job {
   ModelConfig model_config;              // the model's defaults overridden by the job
   std::vector<std::string> model_knobs;  // the knobs of model_config the model reads
   std::string device;
-  int64_t threads = 0;  // resolved: 0 becomes the cores available to the process
+  int64_t threads = 0;  // as resolved: never 0
   int64_t interop_threads = 0;
   int64_t seed = 0;
   std::string optimizer;
@@ -89,15 +88,13 @@ struct Job {
   std::vector<std::string> torch_compile_knobs;
 };
 
-// Validates `document` against the job schema, then resolves defaults.
+// The resolved job (shared/job_resolution.hpp) `document` is, or resolves
+// to when nobody resolved it (a run by hand), read into its fields.
 // Throws ts::InvalidInput naming the field on any problem.
 Job parse_job(const nlohmann::json& document);
 
 // The resolved job as a job document (validates against the same schema).
 nlohmann::json to_json(const Job& job);
-
-// Cores this process may run on (sched_getaffinity), at least 1.
-int64_t cores_available();
 
 // The default intra-op thread count: the cores available, shared evenly by
 // the ranks mpirun started on this node (OMPI_COMM_WORLD_LOCAL_SIZE).

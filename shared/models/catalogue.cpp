@@ -1,6 +1,7 @@
 #include "shared/models/catalogue.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "shared/errors.hpp"
 #include "shared/schema.hpp"
@@ -41,7 +42,11 @@ const std::map<std::string, ModelSpec, std::less<>>& libraries() {
       ModelSpec spec{
           name + ":*", entry.at("description").get<std::string>(), entry.at("inputs").get<std::string>(), {}};
       for (const auto& [knob, value] : entry.at("defaults").items()) {
-        if (value.is_number_integer()) spec.defaults[knob] = value.get<int64_t>();  // null: the model's own
+        if (value.is_number_integer()) {
+          spec.defaults[knob] = value.get<int64_t>();
+        } else {
+          spec.own_knobs.push_back(knob);  // null: the model's own
+        }
       }
       spec.runners = entry.at("runners").get<std::vector<std::string>>();
       if (entry.contains("generates")) spec.generates = entry.at("generates").at("positions").get<std::string>();
@@ -82,6 +87,25 @@ std::map<std::string, int64_t> knobs_of(const nlohmann::json& job) {
     if (const auto given = job.find(knob); given != job.end()) value = given->get<int64_t>();
   }
   return knobs;
+}
+
+bool reads_knob(const ModelSpec& spec, const std::string& knob) {
+  return spec.defaults.contains(knob) ||
+         std::find(spec.own_knobs.begin(), spec.own_knobs.end(), knob) != spec.own_knobs.end();
+}
+
+const std::vector<std::string>& all_knobs() {
+  static const auto all = [] {
+    std::set<std::string> knobs;
+    const auto add = [&](const ModelSpec& spec) {
+      for (const auto& [knob, value] : spec.defaults) knobs.insert(knob);
+      knobs.insert(spec.own_knobs.begin(), spec.own_knobs.end());
+    };
+    for (const auto& spec : catalogue()) add(spec);
+    for (const auto& [name, spec] : libraries()) add(spec);
+    return std::vector<std::string>(knobs.begin(), knobs.end());
+  }();
+  return all;
 }
 
 bool reads_tokens(std::string_view model) {

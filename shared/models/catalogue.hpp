@@ -26,6 +26,9 @@ struct ModelSpec {
   // A decoder task generate runs: the knob (built-in) or configuration
   // attribute (hf:) that holds its positions; nullopt for the others.
   std::optional<std::string> generates{};
+  // A library's knobs whose default is the model's own (null in the file):
+  // read by the model, but given no value unless the job gives one.
+  std::vector<std::string> own_knobs{};
 };
 
 // Every model, in the file's order of names (sorted).
@@ -46,6 +49,10 @@ const std::map<std::string, ModelSpec, std::less<>>& libraries();
 // value where it has one, the default otherwise. Throws ts::InvalidInput
 // for an unknown model.
 std::map<std::string, int64_t> knobs_of(const nlohmann::json& job);
+// Whether the model of `spec` reads `knob` (a default of its own or not).
+bool reads_knob(const ModelSpec& spec, const std::string& knob);
+// Every job field some model reads: the knobs of the models and libraries.
+const std::vector<std::string>& all_knobs();
 // Whether `model` is a language model (inputs "tokens": gpt, hf:): token
 // ids in, the next token predicted at each of seq_len positions. False for
 // an unknown model.

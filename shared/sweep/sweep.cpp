@@ -81,6 +81,9 @@ const nlohmann::json& adaptive_properties() {
 // A job document with one field set, to check that field alone against the
 // job schema; the required fields get placeholders that are always valid.
 std::string field_problem(const std::string& key, const nlohmann::json& value) {
+  if (key == "resolved" || key == "ignored_knobs") {
+    return "not a field a sweep gives: the agent's resolution sets it (docs/worker.md)";
+  }
   static const schema::Validator job_schema("job.schema.json");
   nlohmann::json probe{{"schema_version", 1}, {"model", "probe"}, {"batch_size", 1}};
   probe[key] = value;

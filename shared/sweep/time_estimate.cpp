@@ -6,6 +6,7 @@
 
 #include "shared/errors.hpp"
 #include "shared/job_fields.hpp"
+#include "shared/job_resolution.hpp"
 #include "shared/models/catalogue.hpp"
 #include "shared/models/flops.hpp"
 #include "shared/peak_figure.hpp"
@@ -24,14 +25,10 @@ JobEstimate estimate_job(const nlohmann::json& job, const nlohmann::json& peak_f
     // model's positions divided by them.
     const auto seq_len = static_cast<double>(models::knobs_of(job).at("seq_len"));
     estimate.flops_per_step = flops.per_step / seq_len;
-    estimate.steps = warmup + epochs * (job_fields::get<int64_t>(job, "new_tokens") - 1);
   } else {
     estimate.flops_per_step = flops.per_step;
-    const auto batch = job.at("batch_size").get<int64_t>();
-    const auto iters = job.contains("iters") ? job.at("iters").get<int64_t>()
-                                             : (job_fields::get<int64_t>(job, "dataset_size") + batch - 1) / batch;
-    estimate.steps = warmup + epochs * iters;
   }
+  estimate.steps = warmup + epochs * job_resolution::iterations(job);
   // IEEE fp32 unless TF32 is asked for: the slower figure when the
   // framework decides, so that the estimate errs long.
   const auto precision = job_fields::get<std::string>(job, "precision");

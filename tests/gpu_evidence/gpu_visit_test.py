@@ -175,7 +175,8 @@ class Visit(unittest.TestCase):
         kit = json.loads((self.kit / "kit.json").read_text())
         self.assertLessEqual(kit["bytes"], 56 << 20)
         self.assertEqual(set(kit["files"]) >= {"torchsweep/bin/torchsweep", "torchsweep/bin/torchsweep-worker",
-                                               "plan/plan.json", "plan/core.jsonl", "plan/extras.jsonl"}, True)
+                                               "plan/plan.json", "plan/core.jsonl", "plan/extras.jsonl",
+                                               "plan/core.resolved.json", "plan/extras.resolved.json"}, True)
         listing = json.loads((self.kit / "torchsweep/share/torchsweep/runners.json").read_text())
         self.assertEqual(set(listing["environments"].values()), {"python3"})
         refused = subprocess.run([str(Path(ARGS.repo) / "scripts" / "gpu-visit-pack"),

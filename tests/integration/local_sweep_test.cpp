@@ -36,6 +36,12 @@ repeats: 2
   // Two repeats: the speedup stands without an interval (docs/query.md).
   EXPECT_NE(finished.out.find("2 [n too small: < 5 runs a side]"), std::string::npos) << finished.out;
   EXPECT_EQ(results().size(), 8u);
+  // The runner got the job resolved by its agent (docs/worker.md): iters and threads decided, mlp's knobs given.
+  EXPECT_EQ(store_rows("SELECT DISTINCT json_extract(document, '$.job.resolved') || ' ' || "
+                       "json_extract(document, '$.job.runner') || ' ' || json_extract(document, '$.job.width') || ' ' "
+                       "|| (json_extract(document, '$.job.threads') > 0) || ' ' || "
+                       "json_extract(document, '$.job.iters') FROM result_documents ORDER BY 1"),
+            "1 libtorch 1024 1 12500\n1 libtorch 1024 1 25000\n");
 }
 
 TEST_F(LocalSweeps, RunStopsAtItsBudgetAndKeepsWhatFinished) {

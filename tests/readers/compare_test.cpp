@@ -19,6 +19,7 @@ namespace {
 using namespace store;  // the records the tests write
 using query_fixture::QueryStore;
 
+using simulation::all_judged;
 using simulation::make_result;
 using simulation::SyntheticResult;
 
@@ -119,7 +120,7 @@ TEST_F(QueryStore, MemoryFiguresOfDifferentKindsAreNotCompared) {
     results.push_back(document);
   }
   store_.add_sweep({"mixed", "mixed", nlohmann::json::object(), {}, "test", 0, "2026-11-30T00:00:00.000Z"}, jobs);
-  store_.ingest_results(results, "agent");
+  store_.ingest_results(all_judged(results), "agent");
   QueryOptions options;
   options.compare = "mode";
   options.filter.sweeps = {"mixed"};
@@ -186,7 +187,7 @@ TEST_F(QueryStore, EnvironmentsAreComparedWithoutTheResultsThatRanInNone) {
     jobs.push_back({r.job_id, index++, "mlp", 0, runner, 1, {}, 3});
   }
   store_.add_sweep({"envs", "envs", nlohmann::json::object(), {}, "test", 0, "2026-11-30T00:00:00.000Z"}, jobs);
-  store_.ingest_results(results, "agent");
+  store_.ingest_results(all_judged(results), "agent");
   ReportOptions options;
   options.filter.sweeps = {"envs"};
   nlohmann::json data;
@@ -238,7 +239,7 @@ TEST_F(QueryStore, RunnersPairAcrossTheEnvironmentsEachRanIn) {
   add("jax", "jax", 4.0);
   store_.add_sweep({"frameworks", "frameworks", nlohmann::json::object(), {}, "test", 0, "2026-11-30T00:00:00.000Z"},
                    jobs);
-  store_.ingest_results(results, "agent");
+  store_.ingest_results(all_judged(results), "agent");
 
   QueryOptions options;
   options.filter.sweeps = {"frameworks"};
@@ -319,7 +320,7 @@ TEST_F(QueryStore, CompilerFiguresGiveEachCacheStatesCompileTimeAndBreakEven) {
   add("compiled", "cold", 0.5, 2.0);
   add("compiled", "warm", 0.5, 0.25);
   store_.add_sweep({"caches", "caches", nlohmann::json::object(), {}, "test", 0, "2026-11-30T00:00:00.000Z"}, jobs);
-  store_.ingest_results(results, "agent");
+  store_.ingest_results(all_judged(results), "agent");
   QueryOptions options;
   options.filter.sweeps = {"caches"};
   options.metrics = {"epoch_time", "compile_time"};

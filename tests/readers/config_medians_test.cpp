@@ -15,6 +15,7 @@
 namespace ts::readers {
 namespace {
 
+using simulation::judged;
 using simulation::make_result;
 using simulation::SyntheticResult;
 
@@ -52,7 +53,7 @@ TEST(ConfigMedians, TheViewNamesQuerysConfigurationsNeverPoolingWhatQueryKeepsAp
     if (job_fields.contains("memory_format")) {
       result["execution"]["data_layout"] = job_fields.at("memory_format") == "channels_last" ? "NHWC" : "NCHW";
     }
-    store.ingest_result(result, "a");
+    store.ingest_result(judged(result), "a");
   };
   for (double seconds : {1.0, 1.2}) add({.model = "gpt"}, {{"seq_len", 64}}, seconds);
   for (double seconds : {2.0, 2.4}) add({.model = "gpt"}, {{"seq_len", 128}}, seconds);

@@ -17,6 +17,7 @@
 namespace ts::readers {
 namespace {
 
+using simulation::all_judged;
 using simulation::make_result;
 using simulation::SyntheticResult;
 
@@ -36,7 +37,7 @@ class Noise : public ::testing::Test {
     r.host = host;
     r.epoch_seconds = std::move(epochs);
     r.batch_size = batch_size;
-    store_.ingest_results({make_result(r)}, "agent");
+    store_.ingest_results(all_judged({make_result(r)}), "agent");
   }
   Table table(std::size_t night_runs = 5) {
     NoiseOptions options;
@@ -261,7 +262,7 @@ TEST(CalibratedThreshold, ACalibratedConfigurationIsJudgedAtTheThresholdItsNoise
       results.push_back(make_result(r));
     }
     store.add_sweep({id, id, nlohmann::json::object(), std::move(tags), "test", 0, "2026-12-04T00:00:00.000Z"}, jobs);
-    store.ingest_results(results, "agent");
+    store.ingest_results(all_judged(results), "agent");
   };
   std::mt19937_64 random(33);
   std::normal_distribution<double> unit;

@@ -19,6 +19,7 @@ namespace ts::readers::query_fixture {
 
 using namespace store;  // the records the fixture writes
 
+using ts::simulation::all_judged;
 using ts::simulation::make_result;
 using ts::simulation::SyntheticResult;
 
@@ -57,7 +58,7 @@ class QueryStore : public ::testing::Test {
       }
     }
     store_.add_sweep({sweep_id, "nightly", nlohmann::json::object(), {"nightly"}, "test", 0, created_at}, jobs);
-    store_.ingest_results(results, "agent");
+    store_.ingest_results(all_judged(results), "agent");
   }
 
   Table run(QueryOptions options) { return query(store_.database(), options); }

@@ -21,6 +21,7 @@ namespace {
 using namespace store;  // the records the tests write
 using query_fixture::QueryStore;
 
+using simulation::all_judged;
 using simulation::make_result;
 using simulation::SyntheticResult;
 
@@ -78,7 +79,7 @@ TEST_F(QueryStore, RunsTakenOnABusyNodeAreCountedAndCanBeLeftOut) {
     results.push_back(std::move(result));
   }
   store_.add_sweep({"night-4", "busy", nlohmann::json::object(), {}, "test", 0, "2026-11-30T00:00:00.000Z"}, jobs);
-  store_.ingest_results(results, "agent");
+  store_.ingest_results(all_judged(results), "agent");
 
   QueryOptions options;
   options.filter.sweeps = {"night-4"};
@@ -124,7 +125,7 @@ TEST_F(QueryStore, RunsFailingTheAccuracyGateAreFilteredCountedAndDoNotPassTheSu
     }
   }
   store_.add_sweep({"night-3", "gated", nlohmann::json::object(), {}, "test", 0, "2026-11-30T00:00:00.000Z"}, jobs);
-  store_.ingest_results(results, "agent");
+  store_.ingest_results(all_judged(results), "agent");
 
   QueryOptions options;
   options.filter.sweeps = {"night-3"};
@@ -171,7 +172,7 @@ TEST_F(QueryStore, AFirstEpochFarAboveTheOthersFlagsInsufficientWarmup) {
     results.push_back(document);
   }
   store_.add_sweep({"w", "warm", nlohmann::json::object(), {}, "test", 0, "2026-11-30T00:00:00.000Z"}, jobs);
-  store_.ingest_results(results, "agent");
+  store_.ingest_results(all_judged(results), "agent");
   auto flags =
       store_.database().prepare("SELECT job_id, warmup_insufficient FROM results WHERE sweep_id = 'w' ORDER BY job_id");
   std::vector<std::string> seen;
@@ -337,7 +338,7 @@ TEST_F(QueryStore, UtilisationAndAchievedFlopsAreMetrics) {
     results.push_back(document);
   }
   store_.add_sweep({"mfu", "mfu", nlohmann::json::object(), {}, "test", 0, "2026-11-30T00:00:00.000Z"}, jobs);
-  store_.ingest_results(results, "agent");
+  store_.ingest_results(all_judged(results), "agent");
   QueryOptions options;
   options.filter.sweeps = {"mfu"};
   options.metrics = {"mfu", "achieved_flops"};
@@ -408,7 +409,7 @@ TEST_F(QueryStore, ScalingEfficiencyComparesEachRankCountWithOneRank) {
     }
   }
   store_.add_sweep({"scaling", "scaling", nlohmann::json::object(), {}, "test", 0, "2026-11-30T00:00:00.000Z"}, jobs);
-  store_.ingest_results(results, "agent");
+  store_.ingest_results(all_judged(results), "agent");
 
   QueryOptions options;
   options.filter.sweeps = {"scaling"};
@@ -479,7 +480,7 @@ TEST_F(QueryStore, TheReportNamesTheFrameworkOfARunnerWithoutTorch) {
   result["context"]["framework"] = {{"name", "tensorflow"}, {"version", "2.21.0"}};
   store_.add_sweep({"tf-night", "tf-night", nlohmann::json::object(), {"tf"}, "test", 0, "2026-11-30T00:00:00.000Z"},
                    {{"tf-night/0", 0, "mlp", 0, "tensorflow", 1, {}, 3}});
-  store_.ingest_results({result}, "agent");
+  store_.ingest_results(all_judged({result}), "agent");
   ReportOptions options;
   options.filter.sweeps = {"tf-night"};
   const auto data = report_data(store_.database(), options);

@@ -8,6 +8,7 @@
 namespace ts::readers {
 namespace {
 
+using simulation::all_judged;
 using simulation::make_result;
 using simulation::SyntheticResult;
 
@@ -34,7 +35,7 @@ class Regressions : public ::testing::Test {
       results.push_back(make_result(r));
     }
     store_.add_jobs(sweep, jobs);
-    store_.ingest_results(results, "agent");
+    store_.ingest_results(all_judged(results), "agent");
   }
   // model -> classification ("" for none)
   std::map<std::string, std::string> classified() {

@@ -24,6 +24,7 @@
 
 namespace {
 
+using ts::simulation::all_judged;
 using ts::simulation::make_result;
 using ts::simulation::SyntheticResult;
 
@@ -91,7 +92,7 @@ void add_night(ts::store::Store& store, int night, int runs, std::mt19937& gener
   }
   store.add_sweep(
       {sweep_id, "nightly", spec, {"nightly"}, "test", 0, fmt::format("2026-11-{:02}T02:00:00.000Z", night)}, jobs);
-  store.ingest_results(results, "node-a");
+  store.ingest_results(all_judged(results), "node-a");
   for (const auto& job : jobs) store.job_finished(job.job_id, "done");
 }
 
@@ -144,7 +145,7 @@ void add_language_model(ts::store::Store& store, std::mt19937& generator) {
     results.push_back(std::move(result));
   }
   store.add_sweep({sweep_id, "language", spec, {}, "test", 0, "2026-11-02T02:00:00.000Z"}, jobs);
-  store.ingest_results(results, "node-a");
+  store.ingest_results(all_judged(results), "node-a");
   for (const auto& job : jobs) store.job_finished(job.job_id, "done");
 }
 

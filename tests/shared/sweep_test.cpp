@@ -282,6 +282,9 @@ TEST(Sweep, ErrorsNameThePathInsideTheFile) {
   spec = minimal();
   spec["axes"]["batch_size"] = nlohmann::json::array();
   EXPECT_EQ(refusal(spec), "axes.batch_size");
+  spec = minimal();
+  spec["fixed"]["resolved"] = true;  // the agent's resolution's (docs/worker.md)
+  EXPECT_EQ(refusal(spec), "fixed.resolved");
 }
 
 TEST(Sweep, AdaptiveRepeatsStartWithMinRoundsAndNameTheirBadFields) {

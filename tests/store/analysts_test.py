@@ -6,7 +6,7 @@ and even numbers of runs):
   through pandas and by DuckDB's SQLite reader gives each configuration
   exactly the medians `torchsweep query` computes;
 - `torchsweep export --format parquet` read back by pyarrow and DuckDB
-  equals the store row for row, typed as schemas/export_columns.json says,
+  equals the store row for row, typed as schemas/result_columns.json says,
   and its bad input is refused with nothing written;
 - docs/analysis.md's notebook blocks run and find query's speedups.
 Runs in the analysts' venv (readers/python/requirements/analysis.lock)."""
@@ -91,7 +91,7 @@ def check_parquet(torchsweep, db, work):
     os.mkdir(out)
     run([torchsweep, "export", "--db", db, "--format", "parquet", "--out", out])
     assert sorted(os.listdir(out)) == ["results.parquet", "steps.parquet"], os.listdir(out)  # nothing else left
-    contract = json.load(open(os.path.join(SCHEMAS, "export_columns.json")))["tables"]
+    contract = json.load(open(os.path.join(SCHEMAS, "result_columns.json")))["tables"]
     arrow_types = {"string": pyarrow.string(), "int64": pyarrow.int64(), "float64": pyarrow.float64(),
                    "bool": pyarrow.bool_(), "timestamp": pyarrow.timestamp("us", tz="UTC")}
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as store:

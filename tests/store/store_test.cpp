@@ -16,6 +16,8 @@
 namespace ts::store {
 namespace {
 
+using simulation::all_judged;
+using simulation::judged;
 using simulation::make_result;
 using simulation::SyntheticResult;
 
@@ -54,7 +56,7 @@ TEST_F(StoreFile, FreshStoreGetsTheLatestSchemaInWalMode) {
 TEST_F(StoreFile, ReopeningDoesNotMigrateAgain) {
   {
     Store store(path_);
-    store.ingest_result(make_result({}), "a");
+    store.ingest_result(judged(make_result({})), "a");
   }
   Store again(path_);
   EXPECT_EQ(count(again.database(), "results"), 1);
@@ -196,16 +198,43 @@ TEST_F(StoreFile, Migration19GivesThePairedJobsStoredBeforeItTheirPairKey) {
   EXPECT_EQ(keys.at("q/0"), std::nullopt);
 }
 
+// Rows stored before the judge's summary named the warm-up reading get it
+// from their timed-phase field, as the readers named it before, so a
+// query's warm-up memory reads the same over an old store.
+TEST_F(StoreFile, Migration20NamesTheWarmupReadingOfTheRowsStoredBeforeIt) {
+  {
+    Database database(path_);
+    for (std::size_t i = 0; i < 19; ++i) database.execute(migrations().at(i).sql);
+    database.set_user_version(19);
+    database.execute(
+        "INSERT INTO results (job_id, attempt, status, model, task, batch_size, precision, mode, runner, gpus, "
+        "device_name, torch_version, host, received_at, peak_memory_field, warmup_peak_memory_bytes) VALUES "
+        "('gpu', 1, 'ok', 'mlp', 'train', 8, 'fp32', 'eager', 'libtorch', 1, 'H200', '2.6.0', 'h', 'now', "
+        "'peak_allocated_bytes', 10), "
+        "('cpu', 1, 'ok', 'mlp', 'train', 8, 'fp32', 'eager', 'libtorch', 1, 'cpu', '2.6.0', 'h', 'now', "
+        "'rss_footprint_bytes', 20), "
+        "('old', 1, 'ok', 'mlp', 'train', 8, 'fp32', 'eager', 'libtorch', 1, 'cpu', '2.6.0', 'h', 'now', "
+        "'legacy', NULL);");
+  }
+  Store store(path_);
+  auto rows = store.database().prepare("SELECT job_id, warmup_peak_memory_field FROM results ORDER BY job_id");
+  std::map<std::string, std::optional<std::string>> fields;
+  while (rows.step()) fields[rows.text(0)] = rows.is_null(1) ? std::nullopt : std::optional(rows.text(1));
+  EXPECT_EQ(fields.at("gpu"), "warmup_peak_allocated_bytes");
+  EXPECT_EQ(fields.at("cpu"), "warmup_peak_rss_bytes");
+  EXPECT_EQ(fields.at("old"), std::nullopt);
+}
+
 TEST(Store, StoringTheSameResultTwiceIsANoOp) {
   Store store(":memory:");
   const auto result = make_result({.job_id = "j1", .attempt = 1});
-  EXPECT_TRUE(store.ingest_result(result, "node-a"));
-  EXPECT_FALSE(store.ingest_result(result, "node-a"));
-  EXPECT_TRUE(store.ingest_result(make_result({.job_id = "j1", .attempt = 2}), "node-a"));
+  EXPECT_TRUE(store.ingest_result(judged(result), "node-a"));
+  EXPECT_FALSE(store.ingest_result(judged(result), "node-a"));
+  EXPECT_TRUE(store.ingest_result(judged(make_result({.job_id = "j1", .attempt = 2})), "node-a"));
   EXPECT_EQ(count(store.database(), "results"), 2);
   EXPECT_EQ(count(store.database(), "result_epochs"), 6);
   EXPECT_EQ(count(store.database(), "result_steps"), 60);
-  EXPECT_EQ(store.ingest_results({result, make_result({.job_id = "j2"})}, "node-b"), 1u);
+  EXPECT_EQ(store.ingest_results(all_judged({result, make_result({.job_id = "j2"})}), "node-b"), 1u);
 }
 
 TEST(Store, InvalidResultsNameTheFieldAndChangeNothing) {
@@ -213,7 +242,7 @@ TEST(Store, InvalidResultsNameTheFieldAndChangeNothing) {
   auto result = make_result({});
   result["timing"]["median_epoch_seconds"] = "fast";
   try {
-    store.ingest_result(result, "node-a");
+    store.ingest_result(judged(result), "node-a");
     FAIL() << "accepted";
   } catch (const InvalidInput& error) {
     EXPECT_EQ(error.field(), "timing.median_epoch_seconds");
@@ -221,7 +250,7 @@ TEST(Store, InvalidResultsNameTheFieldAndChangeNothing) {
   result = make_result({});
   result["job"].erase("job_id");
   try {
-    store.ingest_results({make_result({.job_id = "fine"}), result}, "node-a");
+    store.ingest_results(all_judged({make_result({.job_id = "fine"}), result}), "node-a");
     FAIL() << "accepted";
   } catch (const InvalidInput& error) {
     EXPECT_EQ(error.field(), "job.job_id");
@@ -230,11 +259,55 @@ TEST(Store, InvalidResultsNameTheFieldAndChangeNothing) {
   EXPECT_EQ(count(store.database(), "results"), 0);
 }
 
+// The store only stores: a row is the judge's summary, column by column by
+// name; a document without one, or with a key or type no column has, is
+// refused naming the summary's field, and nothing is stored.
+TEST(Store, ARowIsTheJudgedSummaryAndNothingElse) {
+  Store store(":memory:");
+  const auto refused_field = [&](const nlohmann::json& result) {
+    try {
+      store.ingest_result(result, "node-a");
+    } catch (const InvalidInput& error) {
+      return error.field();
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(refused_field(make_result({})), "summary");  // a runner's raw document
+  auto result = judged(make_result({}));
+  result["summary"]["speedup"] = 2.0;
+  EXPECT_EQ(refused_field(result), "summary.speedup");
+  result = judged(make_result({}));
+  result["summary"]["agent"] = "forged";  // the store's own column
+  EXPECT_EQ(refused_field(result), "summary.agent");
+  result = judged(make_result({}));
+  result["summary"]["median_epoch_s"] = "fast";
+  EXPECT_EQ(refused_field(result), "summary.median_epoch_s");
+  result = judged(make_result({}));
+  result["summary"]["device_name"] = nullptr;
+  EXPECT_EQ(refused_field(result), "summary.device_name");
+  result = judged(make_result({}));
+  result["summary"].erase("mfu");
+  EXPECT_EQ(refused_field(result), "summary.mfu");
+  result = judged(make_result({.job_id = "other"}));
+  result["job"]["job_id"] = "mine";
+  EXPECT_EQ(refused_field(result), "summary.job_id");
+  EXPECT_EQ(count(store.database(), "results"), 0);
+  EXPECT_EQ(count(store.database(), "result_documents"), 0);
+  // What the summary says is what the row holds, even a figure the document would not give.
+  result = judged(make_result({}));
+  result["summary"]["compile_s"] = 42.0;
+  EXPECT_EQ(refused_field(result), "accepted");
+  auto row = store.database().prepare("SELECT compile_s, agent FROM results");
+  ASSERT_TRUE(row.step());
+  EXPECT_DOUBLE_EQ(row.real(0), 42.0);
+  EXPECT_EQ(row.text(1), "node-a");
+}
+
 TEST(Store, FlatColumnsHoldTheAxesAndFigures) {
   Store store(":memory:");
   store.ingest_result(
-      make_result(
-          {.model = "resnet18", .mode = "compiled", .batch_size = 128, .epoch_seconds = {2.0, 1.0, 3.0}, .iters = 4}),
+      judged(make_result(
+          {.model = "resnet18", .mode = "compiled", .batch_size = 128, .epoch_seconds = {2.0, 1.0, 3.0}, .iters = 4})),
       "node-a");
   auto row = store.database().prepare(
       "SELECT model, mode, mode_ran, compiler, batch_size, device_name, median_epoch_s, samples_per_s, compile_s, "
@@ -263,7 +336,7 @@ TEST(Store, GpuAllocatorSourcesAreComparedByPeakAllocated) {
                         {"peak_allocated_bytes", 100 * id},
                         {"warmup_peak_allocated_bytes", 300 * id},
                         {"hwm_reset", source != std::string("xla_allocator")}};
-    store.ingest_result(result, "node-a");
+    store.ingest_result(judged(result), "node-a");
   }
   auto rows = store.database().prepare(
       "SELECT peak_memory_field, peak_memory_bytes, warmup_peak_memory_bytes FROM results ORDER BY job_id");
@@ -293,9 +366,9 @@ TEST(Store, ConfigMediansViewPoolsRepeats) {
   Store store(":memory:");
   int id = 0;
   for (double seconds : {1.0, 3.0, 2.0}) {
-    store.ingest_result(make_result({.job_id = "e" + std::to_string(++id), .epoch_seconds = {seconds}}), "a");
+    store.ingest_result(judged(make_result({.job_id = "e" + std::to_string(++id), .epoch_seconds = {seconds}})), "a");
   }
-  store.ingest_result(make_result({.job_id = "c1", .mode = "compiled", .epoch_seconds = {0.5}}), "a");
+  store.ingest_result(judged(make_result({.job_id = "c1", .mode = "compiled", .epoch_seconds = {0.5}})), "a");
   auto view = store.database().prepare("SELECT mode, results, median_epoch_s FROM config_medians ORDER BY mode");
   ASSERT_TRUE(view.step());
   EXPECT_EQ(view.text(0), "compiled");
@@ -332,7 +405,7 @@ TEST_F(StoreFile, ViewsNeedNoFunctionOfTorchsweepsAndGiveItsExactMedians) {
                                .batch_size = name.ends_with("bs8") ? 8 : 64,
                                .epoch_seconds = {seconds[run]},
                                .peak_bytes = (int64_t{1} << 30) + 4097 * static_cast<int64_t>(run * run)};
-        store.ingest_result(make_result(result), "a");
+        store.ingest_result(judged(make_result(result)), "a");
       }
     }
   }

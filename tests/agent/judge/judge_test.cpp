@@ -34,10 +34,13 @@ TEST(Judge, WarmupZeroIsSaidOnce) {
   EXPECT_TRUE(document.at("warnings").at(0).get<std::string>().starts_with("warmup is 0:"));
 }
 
-TEST(Judge, UnsuccessfulResultsAreLeftAlone) {
+TEST(Judge, UnsuccessfulResultsAreOnlySummarized) {
   nlohmann::json unsupported{{"status", "unsupported"}, {"job", {{"model", "mlp"}, {"warmup", 0}}}, {"error", "fp16"}};
-  const auto before = unsupported;
+  auto before = unsupported;
   judge(unsupported, {});
+  ASSERT_TRUE(unsupported.contains("summary"));
+  EXPECT_EQ(unsupported.at("summary").at("error"), "fp16");
+  unsupported.erase("summary");
   EXPECT_EQ(unsupported, before);
 }
 

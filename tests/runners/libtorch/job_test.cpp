@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "shared/errors.hpp"
+#include "shared/job_resolution.hpp"
 #include "tests/runners/libtorch/tiny_jobs.hpp"
 
 namespace ts::worker {
@@ -17,7 +18,7 @@ TEST(Job, ResolvesDocumentedDefaults) {
   EXPECT_EQ(job.epochs, 5);
   EXPECT_EQ(job.warmup, 10);
   EXPECT_EQ(job.iters, 50000 / 64);
-  EXPECT_EQ(job.threads, cores_available());
+  EXPECT_EQ(job.threads, job_resolution::cores_available());
   EXPECT_EQ(job.model_config.input_size, 224);
   EXPECT_EQ(job.model_config.num_classes, 1000);
   EXPECT_EQ(job.device, "cpu");

@@ -132,9 +132,10 @@ class SameStartingPoint(unittest.TestCase):
                 self.assertEqual(ran[("resnet18", runner, mode, "channels_last")], "NHWC", (runner, mode))
 
     def test_channels_last_is_refused_for_a_model_without_images(self):
-        """Refused before anything runs: the worker as an invalid job (exit 2, the sweep's own check,
-        shared/models/catalogue.hpp), the torch.compile runner as unsupported (exit 3), each naming it."""
-        for runner, refusal in (("libtorch", 2), ("torch-compile", 3)):
+        """Refused before anything runs, as an invalid job (exit 2), by the one resolution every runner's job
+        goes through (shared/job_resolution.cpp, the sweep's own check too), each naming it. The torch.compile
+        runner said unsupported (exit 3) while it resolved jobs itself."""
+        for runner, refusal in (("libtorch", 2), ("torch-compile", 2)):
             code, result, stderr = run(ARGS.runners[runner], dict(JOBS["gpt"], memory_format="channels_last"),
                                        self.folder)
             self.assertEqual(code, refusal, f"{runner}: {stderr}")

@@ -176,7 +176,9 @@ class TorchCompileRunner(unittest.TestCase):
         for job, field in ((dict(TINY_MLP, batch_size=0), "batch_size"),
                            (dict(TINY_MLP, model="resnet9000"), "model"),
                            (dict(TINY_MLP, compile_mode="fastest"), "compile_mode"),
-                           (dict(TINY_MLP, surprise=1), "surprise")):
+                           (dict(TINY_MLP, surprise=1), "surprise"),
+                           # Refused by the resolution this runner asks of `torchsweep resolve` (docs/worker.md).
+                           (dict(TINY_MLP, model="transformer", width=32, heads=5), "heads")):
             run = Run(ARGS.runner, job)
             self.assertEqual(run.exit_code, 2, run.stderr)
             self.assertIsNone(run.result)

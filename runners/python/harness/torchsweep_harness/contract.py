@@ -14,7 +14,8 @@ import json
 import logging
 import os
 import pathlib
-import re
+import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -25,6 +26,7 @@ from .errors import InvalidJob, Unsupported
 
 # Installed beside the binaries: bin/RUNNER, share/torchsweep/{python,schemas}.
 SCHEMA_DIR = pathlib.Path(os.environ.get("TORCHSWEEP_SCHEMAS", pathlib.Path(__file__).resolve().parents[2] / "schemas"))
+BIN_DIR = pathlib.Path(__file__).resolve().parents[4] / "bin"  # the runners' and torchsweep's
 RUNNER_CONTRACT = json.loads((SCHEMA_DIR / "runner_contract.json").read_text())
 _EXIT_CODES = RUNNER_CONTRACT["exit_codes"]
 EXIT_OK, EXIT_INTERNAL = _EXIT_CODES["ok"], _EXIT_CODES["internal_error"]
@@ -76,37 +78,11 @@ def model_libraries():
     return {name: entry for name, entry in schema("model_libraries.json").items() if not name.startswith("$")}
 
 
-def model_knobs():
-    """Every job field some model reads, as the models and libraries list them."""
-    entries = list(model_catalogue().values()) + list(model_libraries().values())
-    return sorted({knob for entry in entries for knob in entry["defaults"]})
-
-
-def model_spec(model, runner_name):
-    """The catalogue entry of a built-in model, or of the library a LIBRARY:NAME
-    model comes from (its inputs and knobs); InvalidJob for an unknown model or
-    a library this runner does not build from or a NAME its library's
-    name_pattern refuses."""
-    library, colon, name = model.partition(":")
-    if colon:
-        entry = model_libraries().get(library)
-        if entry is None or runner_name not in entry["runners"]:
-            runs = ", ".join(name for name, spec in sorted(model_libraries().items()) if runner_name in spec["runners"])
-            raise InvalidJob("model", f"'{model}': this runner ({runner_name}) builds no {library} models"
-                                      + (f" (it builds {runs} ones)" if runs else "; the torch-compile runner does"))
-        if "name_pattern" in entry and not re.fullmatch(entry["name_pattern"], name):
-            raise InvalidJob("model", f"'{model}': expected {library}:NAME with NAME {entry['name_expected']}")
-        return entry
-    catalogue = model_catalogue()
-    if model not in catalogue:
-        raise InvalidJob("model", f"unknown model '{model}'; known models: " + ", ".join(sorted(catalogue)))
-    return catalogue[model]
-
-
-def job_defaults():
-    """The "default" of every property of schemas/job.schema.json."""
-    return {name: spec["default"] for name, spec in schema("job.schema.json")["properties"].items()
-            if "default" in spec}
+def model_entry(model):
+    """The catalogue entry of a built-in model, or of the library a
+    LIBRARY:NAME model comes from, for a job whose resolution found it."""
+    library, colon, _ = model.partition(":")
+    return model_libraries()[library] if colon else model_catalogue()[model]
 
 
 def validate_job(document):
@@ -118,61 +94,35 @@ def validate_job(document):
 
 
 def resolve_job(document, runner_name):
-    """The job with every default resolved, and the knobs given that its
-    model does not read (reported as warnings)."""
+    """The resolved job (docs/worker.md, "The resolved job") and the knobs
+    given that its model does not read (reported as warnings). An agent's
+    job comes resolved; one given by hand is resolved by `torchsweep
+    resolve`, the agent's own code, found beside this runner or on PATH.
+    Then what only this runner can tell is checked."""
     validate_job(document)
-    job = dict(job_defaults(), runner=runner_name)
-    job.update(document)
-    spec = model_spec(job["model"], runner_name)
-    model_defaults = spec["defaults"]
-    ignored = [knob for knob in model_knobs() if knob in document and knob not in model_defaults]
-    for knob, value in model_defaults.items():
-        if knob in document or value is not None:  # null: the model's own, unless the job gives one
-            job[knob] = document.get(knob, value)
-    for knob in ignored:
-        del job[knob]
-    if isinstance(job["data"], dict) and spec["inputs"] != "images":
-        image_models = ", ".join(name for name, entry in sorted(model_catalogue().items()) if entry["inputs"] == "images")
-        raise InvalidJob("data", f"imagefolder data needs a model that reads images ({image_models}); "
-                                 f"'{job['model']}' reads {spec['inputs']}")
-    if spec.get("under_model_path"):  # the user's own model: its path checked before anything runs
+    job = document if document.get("resolved") else resolved_by_torchsweep(document, runner_name)
+    if model_entry(job["model"]).get("under_model_path"):  # the user's own model: its path checked before anything runs
         user_models.check_path(job)
     if job["data_parallel"] == "always":
         raise InvalidJob("data_parallel", "always (the one-rank data-parallel path) is the LibTorch worker's; "
                                           "this runner trains in one process without collectives")
-    if job["model"] in ("transformer", "gpt") and job["width"] % job["heads"] != 0:
-        raise InvalidJob("heads", f"must divide width ({job['width']}), got {job['heads']}")
-    if job["task"] == "generate":
-        check_generation(document, job, spec)
-    else:
-        del job["prompt_len"], job["new_tokens"]  # generate's alone
-    if "dataset_size" not in document:
-        del job["dataset_size"]  # resolved into iters; echoed only when given
-    if job["task"] == "generate":
-        job["iters"] = job["new_tokens"] - 1  # the decode steps of a generation
-    elif "iters" not in document:
-        job["iters"] = max(1, document.get("dataset_size", job_defaults()["dataset_size"]) // job["batch_size"])
-    if job["threads"] == 0:
-        job["threads"] = len(os.sched_getaffinity(0))
-    return job, ignored
+    return job, job.get("ignored_knobs", [])
 
 
-def check_generation(document, job, spec):
-    """InvalidJob for a generate job its model cannot run: a model that is
-    no decoder, an iters given, a prompt_len + new_tokens beyond the
-    positions of a built-in decoder (an hf: model's are its runner's to
-    check, once it has built the configuration)."""
-    if "generates" not in spec:
-        decoders = [name for name, entry in sorted(model_catalogue().items()) if "generates" in entry]
-        decoders += [f"{name}: causal language models" for name, entry in sorted(model_libraries().items())
-                     if "generates" in entry]
-        raise InvalidJob("task", f"generate needs a decoder ({', '.join(decoders)}); '{job['model']}' reads "
-                                 f"{spec['inputs']} and generates nothing")
-    if "iters" in document:
-        raise InvalidJob("iters", "a generate job times new_tokens - 1 decode steps an epoch; give new_tokens instead")
-    knob = spec["generates"]["positions"]
-    if knob in job:
-        check_positions(job, job[knob], knob)
+def resolved_by_torchsweep(document, runner_name):
+    """`document` resolved by `torchsweep resolve` (InvalidJob as it says)."""
+    program = shutil.which("torchsweep", path=os.pathsep.join([str(BIN_DIR), os.environ.get("PATH", "")]))
+    if program is None:
+        raise InvalidJob("resolved", "a job no agent resolved needs `torchsweep resolve`, and no torchsweep is "
+                                     f"in {BIN_DIR} or on PATH")
+    finished = subprocess.run([program, "resolve", "--runner", runner_name, "-"], input=json.dumps(document),
+                              capture_output=True, text=True)
+    answer = json.loads(finished.stdout) if finished.stdout.strip() else {}
+    if "invalid" in answer:
+        raise InvalidJob(answer["invalid"]["field"], answer["invalid"]["problem"])
+    if finished.returncode != EXIT_OK:
+        raise RuntimeError(f"torchsweep resolve failed ({finished.returncode}): {finished.stderr.strip()}")
+    return answer
 
 
 def check_positions(job, positions, spelled):

@@ -226,6 +226,7 @@ class KerasFramework(Framework):
         return self.models.trainable_parameters(model)
 
     def run(self, job, result):
+        self.threads = job["threads"]  # as resolved: the context says it even for a job refused below
         warnings = result["warnings"]
         if job["task"] not in self.TASKS:
             raise Unsupported(f"task {job['task']}: this runner's Keras models have no key/value-cached decode step "
@@ -236,7 +237,6 @@ class KerasFramework(Framework):
         self.set_threads(job)  # before the backend starts (place starts it)
         math = self.apply_math_policy(job)
         self.place(job)
-        self.threads = job["threads"]
         probe = self.memory_probe(job)  # before any model: the process's baseline
         # One pipeline, whatever mode the experiment ends up in.
         feed = data.Feed(job, lambda tree, corrupt: self.pipeline(job, tree, corrupt)) if data.reads_folder(job) \
@@ -275,4 +275,4 @@ class KerasFramework(Framework):
     def context(self):
         context = self.framework_context()
         return dict(context, torch_version=None, gpu_count=len(context["gpus"]),
-                    intra_op_threads=self.threads or len(os.sched_getaffinity(0)), interop_threads=1)
+                    intra_op_threads=self.threads, interop_threads=1)

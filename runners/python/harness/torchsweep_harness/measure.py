@@ -275,6 +275,6 @@ def measure_generation(generator, clock, probe, job, timing):
         lambda epoch, seconds: report_progress(epoch + 1, job["epochs"], seconds))
     generator.synchronize()
     memory = probe.end()
-    timing.update(clock=clock.name, epochs=job["epochs"], iterations_per_epoch=new_tokens - 1,
+    timing.update(clock=clock.name, epochs=job["epochs"], iterations_per_epoch=job["iters"],
                   epoch_seconds=epoch_seconds, step_seconds=step_seconds)
     return {"prompt_len": job["prompt_len"], "new_tokens": new_tokens, "prefill_seconds": prefill_seconds}, last, memory

@@ -5,15 +5,13 @@ Read here as numpy arrays, checked against the job; a framework converts
 them to its own layouts."""
 from safetensors.numpy import load_file
 
-from .contract import model_catalogue, model_libraries
+from .contract import model_entry
 
 
 def reads_tokens(job):
     """Whether the job's model is a language model: token ids in, logits
     over them at every position out (schemas/models.json's inputs)."""
-    library, colon, _ = job["model"].partition(":")
-    entry = model_libraries().get(library) if colon else model_catalogue().get(job["model"])
-    return bool(entry) and entry["inputs"] == "tokens"
+    return model_entry(job["model"])["inputs"] == "tokens"
 
 
 def torch_sample_shape(job):
