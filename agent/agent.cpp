@@ -405,7 +405,8 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, Placement placement)
   if (outcome.kind == ExecutionOutcome::Kind::completed) {
     auto result = *outcome.result;
     if (lacks_counted_flops(result)) co_await count_flops(result, assign.at("job"), placement, directory);
-    judge(result, {capabilities_.at("peak_flops"), assign.at("gpus").get<std::vector<int64_t>>()});
+    judge(result, {capabilities_.at("peak_flops"), assign.at("gpus").get<std::vector<int64_t>>(),
+                   nlohmann::json(options_.price_per_hour), outcome.seconds});
     if (peak_check_ == PeakCheck::trusted &&
         result.value(nlohmann::json::json_pointer("/efficiency/peak_below_achieved"), nlohmann::json()) == true) {
       log::warn(

@@ -64,6 +64,9 @@ struct AgentOptions {
   // NVML, for the GPU telemetry of every result (agent/node/gpu_telemetry.hpp).
   std::filesystem::path nvml_library = "libnvidia-ml.so.1";
   std::chrono::milliseconds telemetry_interval{100};
+  // Price per device-hour by device name (--price-per-hour): each result's
+  // cost (agent/judge/cost.hpp); a job's price_per_hour wins.
+  std::map<std::string, double> price_per_hour;
 };
 
 class Agent {

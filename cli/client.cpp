@@ -119,6 +119,32 @@ void add_environment_option(CLI::App* command, std::map<std::string, std::filesy
       ->take_all();
 }
 
+void add_price_option(CLI::App* command, std::vector<std::string>& entries) {
+  command->add_option("--price-per-hour", entries,
+                      "DEVICE=PRICE: what an hour of a device costs, by its name as results give it (e.g. "
+                      "'NVIDIA H200=3.5'; repeatable): each result's cost per million samples and of its run "
+                      "(docs/methodology.md)");
+}
+
+std::map<std::string, double> parse_prices(const std::vector<std::string>& entries) {
+  std::map<std::string, double> prices;
+  for (const auto& entry : entries) {
+    const auto [device, text] = split_key_value(entry, "--price-per-hour");
+    std::size_t used = 0;
+    double price = -1;
+    try {
+      price = std::stod(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != text.size() || !(price >= 0)) {
+      throw InvalidInput("--price-per-hour", device + "=" + text + ": expected a price of 0 or more");
+    }
+    prices.insert_or_assign(device, price);
+  }
+  return prices;
+}
+
 std::shared_ptr<wire::ssl::context> client_tls(const std::string& ca_file) {
   return ca_file.empty() ? nullptr : wire::client_tls_context(ca_file, "--tls-ca");
 }

@@ -49,6 +49,13 @@ void add_model_path_option(CLI::App* command, std::vector<std::string>& roots);
 // schema's `env`; the interpreter must be an executable file.
 void add_environment_option(CLI::App* command, std::map<std::string, std::filesystem::path>& environments);
 
+// --price-per-hour DEVICE=PRICE of agents (repeatable): a device's price
+// per hour, by its name as results name it (device_name), for each result's
+// cost (docs/methodology.md); parse_prices reads the entries, throwing
+// ts::InvalidInput for a price that is not a number of 0 or more.
+void add_price_option(CLI::App* command, std::vector<std::string>& entries);
+std::map<std::string, double> parse_prices(const std::vector<std::string>& entries);
+
 // USER@HOST, recorded as a sweep's submitter.
 std::string submitter_name();
 

@@ -140,6 +140,7 @@ void add_local_sweep_options(CLI::App* command, LocalSweepSettings& settings) {
   add_data_root_option(command, settings.data_roots);
   add_model_path_option(command, settings.model_roots);
   add_environment_option(command, settings.environments);
+  add_price_option(command, settings.prices);
   command->add_flag("--verbose", settings.verbose, "log the coordinator's and the agent's work (info level)");
 }
 
@@ -151,6 +152,7 @@ int run_local_sweep(const LocalSweepSettings& settings, const nlohmann::json& sp
   for (const auto& job : sweep::expand(spec, settings.sweep).jobs) {
     agent::with_model_root(agent::with_data_path(job.document, data_roots), model_roots);
   }
+  const auto prices = parse_prices(settings.prices);
   if (!settings.verbose) log::set_level(log::Level::warn);
   store::Store store(settings.db);
   boost::asio::io_context io;
@@ -170,6 +172,7 @@ int run_local_sweep(const LocalSweepSettings& settings, const nlohmann::json& sp
   agent_options.data_roots = data_roots;
   agent_options.model_roots = model_roots;
   agent_options.environments = settings.environments;
+  agent_options.price_per_hour = prices;
   agent_options.peak_probe = agent::parse_peak_probe(settings.peak_probe, "--peak-probe");
   for (const auto& runner : settings.runners) add_key_value(agent_options.runners, runner, "--runner");
   agent::Agent local(io, agent_options);

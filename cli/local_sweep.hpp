@@ -22,6 +22,7 @@ struct LocalSweepSettings {
   double budget_grace_s = 60;
   std::vector<std::string> runners, data_roots, model_roots;
   std::map<std::string, std::filesystem::path> environments;
+  std::vector<std::string> prices;
   bool verbose = false, keep_job_dirs = false;
 };
 

@@ -20,6 +20,7 @@ Command add_agent_command(CLI::App& app) {
     std::string nvml_library = agent::AgentOptions{}.nvml_library.string();
     bool keep_job_dirs = false, no_default_runners = false;
     std::map<std::string, std::filesystem::path> environments;
+    std::vector<std::string> prices;
   };
   auto settings = std::make_shared<Settings>();
   command->add_option("--coordinator", settings->coordinator, "coordinator HOST:PORT")->capture_default_str();
@@ -34,6 +35,7 @@ Command add_agent_command(CLI::App& app) {
   command->add_option("--work-dir", settings->work_dir,
                       "job directories and the spool of undelivered results (default: $TMPDIR/torchsweep-agent-NAME)");
   add_data_root_option(command, settings->data_roots);
+  add_price_option(command, settings->prices);
   add_model_path_option(command, settings->model_roots);
   add_environment_option(command, settings->environments);
   command
@@ -58,6 +60,7 @@ Command add_agent_command(CLI::App& app) {
     options.keep_job_directories = settings->keep_job_dirs;
     options.discover_runners = !settings->no_default_runners;
     options.environments = settings->environments;
+    options.price_per_hour = parse_prices(settings->prices);
     options.rank_launch.mpirun = settings->mpirun;
     options.nvml_library = settings->nvml_library;
     options.peak_probe = agent::parse_peak_probe(settings->peak_probe, "--peak-probe");

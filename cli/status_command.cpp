@@ -30,14 +30,17 @@ Command add_status_command(CLI::App& app) {
       std::cout << reply.dump(2) << "\n";
       return exit_code::ok;
     }
-    Table sweeps{{"sweep", "state", "queued", "running", "done", "failed", "cancelled"}, {}};
+    Table sweeps{{"sweep", "state", "queued", "running", "done", "failed", "cancelled", "cost"}, {}};
     // An adaptive sweep: where each compared pair stands, and why it stopped.
     Table pairs{{"sweep", "pair", "state", "rounds", "speedup_interval", "power"}, {}};
     for (const auto& sweep : reply.at("sweeps")) {
       const auto& jobs = sweep.at("jobs");
       const auto count = [&](const char* state) { return jobs.value(state, int64_t{0}); };
+      // What its priced runs cost, in the prices' unit (docs/methodology.md); "-" when none was priced.
+      const auto cost = sweep.value("cost", nlohmann::json());
       sweeps.rows.push_back({sweep.at("sweep_id"), sweep.at("state"), count("queued"), count("running"), count("done"),
-                             count("failed"), count("cancelled")});
+                             count("failed"), count("cancelled"),
+                             cost.is_number() ? fmt::format("{:.4g}", cost.get<double>()) : std::string("-")});
       for (const auto& pair : sweep.value("adaptive", nlohmann::json::array())) {
         const auto& half = pair.at("half_width");
         const auto power = pair.value("power", nlohmann::json());

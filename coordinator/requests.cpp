@@ -161,7 +161,8 @@ nlohmann::json Requests::status_reply(const std::string& sweep) {
                       {"priority", summary.priority},
                       {"created_at", summary.created_at},
                       {"total", summary.total},
-                      {"jobs", summary.jobs}});
+                      {"jobs", summary.jobs},
+                      {"cost", summary.cost ? nlohmann::json(*summary.cost) : nlohmann::json(nullptr)}});
     if (auto pairs = store_.adaptive_pairs(summary.sweep_id); !pairs.empty()) sweeps.back()["adaptive"] = pairs;
   }
   nlohmann::json agents = nlohmann::json::array();

@@ -112,6 +112,10 @@ const std::vector<Metric>& metric_table() {
       {"input_stall", "input_stall", "r.input_stall_fraction"},
       {"loader_throughput", "loader_images_per_s", "r.loader_images_per_s", 1, true},
       {"gpu_process_memory", "gpu_process_memory_mib", "r.gpu_process_memory_bytes", 1.0 / (1024 * 1024)},
+      // What a result costs at a price per device-hour, in the price's unit (docs/methodology.md).
+      {"cost_per_million_samples", "cost_per_million_samples", "r.cost_per_million_samples"},
+      {"cost_per_million_tokens", "cost_per_million_tokens", "r.cost_per_million_tokens"},
+      {"run_cost", "run_cost", "r.run_cost"},
   };
   return metrics;
 }

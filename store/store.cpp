@@ -234,6 +234,7 @@ std::vector<SweepSummary> Store::sweeps(const std::string& sweep_id, int64_t rec
       "(SELECT rowid FROM sweeps WHERE state != 'active' ORDER BY rowid DESC LIMIT ?2))) ORDER BY rowid");
   select.bind_all(sweep_id, recent_finished);
   auto counts = database_.prepare("SELECT state, COUNT(*) FROM jobs WHERE sweep_id = ? GROUP BY state");
+  auto cost = database_.prepare("SELECT SUM(run_cost) FROM results WHERE sweep_id = ?");
   while (select.step()) {
     SweepSummary summary{select.text(0),
                          select.text(1),
@@ -250,6 +251,9 @@ std::vector<SweepSummary> Store::sweeps(const std::string& sweep_id, int64_t rec
       summary.total += counts.integer(1);
     }
     counts.reset();
+    cost.bind_all(summary.sweep_id);
+    if (cost.step()) summary.cost = cost.optional_real(0);
+    cost.reset();
     summaries.push_back(std::move(summary));
   }
   return summaries;

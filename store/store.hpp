@@ -49,6 +49,7 @@ struct SweepSummary {
   int64_t priority = 0, sequence = 0, total = 0;
   std::map<std::string, int64_t> jobs;  // state -> count
   nlohmann::json spec;
+  std::optional<double> cost{};  // its priced results' run costs together; none when none was priced
 };
 
 // The id of a sweep given by id, or by name (the newest of that name), in

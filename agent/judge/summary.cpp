@@ -18,15 +18,6 @@ nlohmann::json at(const nlohmann::json& document, const std::string& pointer) {
   return document.contains(path) ? document.at(path) : nlohmann::json(nullptr);
 }
 
-// GPU model for CUDA results, the CPU model otherwise: what "device_name"
-// groups by.
-nlohmann::json device_name(const nlohmann::json& result) {
-  const auto gpus = at(result, "/context/gpus");
-  const auto device = job_fields::get<std::string>(at(result, "/job"), "device");
-  if (device.starts_with("cuda") && gpus.is_array() && !gpus.empty()) return gpus.at(0).value("name", "unknown GPU");
-  return at(result, "/context/cpu_model");
-}
-
 // What the torch_version column holds: PyTorch's version, or for a runner
 // of another framework (whose context has no torch) "NAME VERSION" of it.
 nlohmann::json framework_version(const nlohmann::json& result) {
@@ -92,6 +83,13 @@ nlohmann::json gpu_process_memory(const nlohmann::json& result) {
 
 }  // namespace
 
+nlohmann::json device_name(const nlohmann::json& result) {
+  const auto gpus = at(result, "/context/gpus");
+  const auto device = job_fields::get<std::string>(at(result, "/job"), "device");
+  if (device.starts_with("cuda") && gpus.is_array() && !gpus.empty()) return gpus.at(0).value("name", "unknown GPU");
+  return at(result, "/context/cpu_model");
+}
+
 nlohmann::json summary_of(const nlohmann::json& result) {
   // Lenient: a missing field is null here, and the store refuses a null where its column needs a value.
   const auto job = at(result, "/job").is_object() ? result.at("job") : nlohmann::json::object();
@@ -155,6 +153,10 @@ nlohmann::json summary_of(const nlohmann::json& result) {
       {"input_stall_fraction", at(result, "/data/median_input_stall_fraction")},
       {"loader_images_per_s", at(result, "/data/loader_images_per_second")},
       {"input_bound", at(result, "/data/input_bound")},
+      {"price_per_hour", at(result, "/cost/price_per_hour")},
+      {"cost_per_million_samples", at(result, "/cost/per_million_samples")},
+      {"cost_per_million_tokens", at(result, "/cost/per_million_tokens")},
+      {"run_cost", at(result, "/cost/run")},
       {"fused_kernels", at(result, "/execution/fusion/fused_kernels")},
       {"fallback_reason", at(result, "/execution/fallback_reason")},
       {"error", at(result, "/error")},

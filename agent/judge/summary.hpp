@@ -13,4 +13,8 @@ namespace ts::agent {
 // The summary of any result document, judged or failed.
 nlohmann::json summary_of(const nlohmann::json& result);
 
+// What the device_name column holds: the GPU model for CUDA results, the
+// CPU model otherwise (null without a context).
+nlohmann::json device_name(const nlohmann::json& result);
+
 }  // namespace ts::agent

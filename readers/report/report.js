@@ -328,11 +328,13 @@
     ["busy", "runs taken while the node was busy"], ["regressions", "regressions"], ["improvements", "improvements"],
     ["confirmed", "confirmed regressions"], ["unconfirmed", "unconfirmed regressions"],
     ["flagged_regressions", "regressions awaiting confirmation"], ["suspicious", "suspicious (too few runs)"],
-    ["compile_time_regressions", "compile-time regressions"]];
+    ["compile_time_regressions", "compile-time regressions"], ["cost", "cost of the priced runs"]];
   const list = element("dl", { className: "summary" });
   for (const [key, label] of entries) {
     if (data.summary[key] === undefined) continue;
-    list.append(element("div", { "data-summary": key }, [element("dt", { text: label }), element("dd", { text: String(data.summary[key]) })]));
+    const value = data.summary[key];  // counts, and the cost: a number to round
+    list.append(element("div", { "data-summary": key }, [element("dt", { text: label }),
+      element("dd", { text: Number.isInteger(value) ? String(value) : number(value) })]));
   }
   summary.append(list);
   for (const text of data.notes) note(summary, text);
@@ -505,6 +507,7 @@
     sortableTable(configurations, [["configuration", "configuration"], ["runs", "runs"], ["flagged", "flagged"],
       ["epoch_time_s", "epoch s", number], ["samples_per_s", "samples/s", number], ["peak_memory_mib", "peak MiB", number],
       ["compile_time_s", "compile s", number], ["graph_breaks", "graph breaks", number],
+      ["cost_per_million_samples", "cost / M samples", number],
       ["inaccurate", "inaccurate"], ["accuracy_deviation", "accuracy deviation", number], ["busy", "busy node"],
       ["reproduce", "reproduce", function (v) {
         if (!v) return "-";

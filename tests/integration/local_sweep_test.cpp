@@ -28,10 +28,20 @@ axes: {mode: [eager, compiled], batch_size: [2, 4]}
 fixed: {model: mlp}
 repeats: 2
 )");
-  const auto finished = torchsweep({"run", file.string(), "--db", db().string(), "--runner",
-                                    "libtorch=" + fake_runner().string(), "--work-dir", (directory_ / "w").string()});
+  // A bad price is refused before anything runs, naming the option.
+  const auto refused = torchsweep({"run", file.string(), "--db", db().string(), "--price-per-hour", "Test CPU=cheap"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("--price-per-hour"), std::string::npos) << refused.err;
+  // The fake runner's results name the CPU "Test CPU": an hour of it costs 3.6 (docs/methodology.md).
+  const auto finished =
+      torchsweep({"run", file.string(), "--db", db().string(), "--runner", "libtorch=" + fake_runner().string(),
+                  "--work-dir", (directory_ / "w").string(), "--price-per-hour", "Test CPU=3.6"});
   ASSERT_EQ(finished.exit_code, 0) << finished.err;
   EXPECT_NE(finished.err.find("[8/8] done"), std::string::npos) << finished.err;
+  // Each result's cost, from its throughput and its run's wall time as the agent measured it.
+  EXPECT_EQ(store_rows("SELECT COUNT(*) FROM results WHERE price_per_hour = 3.6 AND run_cost > 0 AND "
+                       "abs(cost_per_million_samples - 3.6 / 3600 / samples_per_s * 1e6) < 1e-9"),
+            "8\n");
   EXPECT_NE(finished.out.find("speedup [95% CI]"), std::string::npos) << finished.out;
   // Two repeats: the speedup stands without an interval (docs/query.md).
   EXPECT_NE(finished.out.find("2 [n too small: < 5 runs a side]"), std::string::npos) << finished.out;

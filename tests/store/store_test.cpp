@@ -303,6 +303,29 @@ TEST(Store, ARowIsTheJudgedSummaryAndNothingElse) {
   EXPECT_EQ(row.text(1), "node-a");
 }
 
+// A sweep's cost is what its priced runs cost together (docs/methodology.md);
+// a sweep with none priced has none, not 0.
+TEST(Store, ASweepsCostIsItsPricedRunsTogether) {
+  Store store(":memory:");
+  std::vector<JobRecord> jobs;
+  std::vector<nlohmann::json> results;
+  for (int ordinal = 0; ordinal < 3; ++ordinal) {
+    const auto job_id = "priced/" + std::to_string(ordinal);
+    jobs.push_back({job_id, ordinal, "k", ordinal, "libtorch", 1, {}, 3});
+    auto result = judged(make_result({.job_id = job_id, .sweep = "priced"}));
+    result["summary"]["run_cost"] = ordinal == 2 ? nlohmann::json(nullptr) : nlohmann::json(0.25 * (ordinal + 1));
+    results.push_back(result);
+  }
+  store.add_sweep({"priced", "priced", nlohmann::json::object(), {}, "test", 0, "2026-12-06T00:00:00.000Z"}, jobs);
+  store.add_sweep({"free", "free", nlohmann::json::object(), {}, "test", 0, "2026-12-06T00:00:00.000Z"}, {});
+  store.ingest_results(results, "agent");
+  const auto priced = store.sweeps("priced");
+  ASSERT_EQ(priced.size(), 1u);
+  ASSERT_TRUE(priced[0].cost);
+  EXPECT_DOUBLE_EQ(*priced[0].cost, 0.25 + 0.5);
+  EXPECT_FALSE(store.sweeps("free").at(0).cost);
+}
+
 TEST(Store, FlatColumnsHoldTheAxesAndFigures) {
   Store store(":memory:");
   store.ingest_result(
