@@ -42,6 +42,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& error) {
     const int code = app.exit(error);
     return code == 0 ? ts::exit_code::ok : ts::exit_code::invalid_input;
+  } catch (const ts::InvalidInput& error) {  // an option's own check (--env): it ended the program uncaught
+    ts::log::error("{}", error.what());
+    return ts::exit_code::invalid_input;
   }
   try {
     ts::log::set_level(ts::log::parse_level(log_level));

@@ -28,10 +28,13 @@ axes: {mode: [eager, compiled], batch_size: [2, 4]}
 fixed: {model: mlp}
 repeats: 2
 )");
-  // A bad price is refused before anything runs, naming the option.
-  const auto refused = torchsweep({"run", file.string(), "--db", db().string(), "--price-per-hour", "Test CPU=cheap"});
-  EXPECT_EQ(refused.exit_code, 2) << refused.err;
-  EXPECT_NE(refused.err.find("--price-per-hour"), std::string::npos) << refused.err;
+  // A bad price, or environment name, is refused before anything runs, naming the option (a bad --env
+  // ended the program uncaught, exit 134).
+  for (const auto& [option, value] : {std::pair{"--price-per-hour", "Test CPU=cheap"}, {"--env", "a name=/bin/sh"}}) {
+    const auto refused = torchsweep({"run", file.string(), "--db", db().string(), option, value});
+    EXPECT_EQ(refused.exit_code, 2) << refused.err;
+    EXPECT_NE(refused.err.find(option), std::string::npos) << refused.err;
+  }
   // The fake runner's results name the CPU "Test CPU": an hour of it costs 3.6 (docs/methodology.md).
   const auto finished =
       torchsweep({"run", file.string(), "--db", db().string(), "--runner", "libtorch=" + fake_runner().string(),
