@@ -358,9 +358,9 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
 
   QueryOptions plain_options;
   plain_options.filter = filter;
-  plain_options.metrics = {"epoch_time",   "samples_per_s", "tokens_per_s",       "peak_memory",
-                           "warmup_memory", "compile_time", "mfu",                "accuracy_deviation",
-                           "graph_breaks", "cost_per_million_samples"};
+  plain_options.metrics = {
+      "epoch_time",   "samples_per_s", "tokens_per_s",       "peak_memory",  "warmup_memory",
+      "compile_time", "mfu",           "accuracy_deviation", "graph_breaks", "cost_per_million_samples"};
   const auto plain = query(database, plain_options);
   auto configurations = row_objects(plain);
   int64_t runs = 0, flagged = 0, inaccurate = 0, busy = 0, most_runs = 0;
@@ -385,7 +385,8 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
                          {"inaccurate", inaccurate},
                          {"busy", busy}};
   // What the priced runs cost together (docs/methodology.md); nothing when none was priced.
-  auto cost = database.prepare("SELECT SUM(run_cost) FROM results WHERE sweep_id IN (" + placeholders(ids.size()) + ")");
+  auto cost =
+      database.prepare("SELECT SUM(run_cost) FROM results WHERE sweep_id IN (" + placeholders(ids.size()) + ")");
   bind_texts(cost, ids);
   if (cost.step() && !cost.is_null(0)) summary["cost"] = cost.real(0);
   if (configurations.empty()) notes.push_back("No successful result in the selection: no figures to show.");
