@@ -97,7 +97,8 @@ def resolve_job(document, runner_name):
     """The resolved job (docs/worker.md, "The resolved job") and the knobs
     given that its model does not read (reported as warnings). An agent's
     job comes resolved; one given by hand is resolved by `torchsweep
-    resolve`, the agent's own code, found beside this runner or on PATH.
+    resolve`, the agent's own code, found in the installation's bin/ or on
+    PATH.
     Then what only this runner can tell is checked."""
     validate_job(document)
     job = document if document.get("resolved") else resolved_by_torchsweep(document, runner_name)
