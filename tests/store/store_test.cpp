@@ -27,6 +27,16 @@ int64_t count(Database& database, const std::string& table) {
   return statement.integer(0);
 }
 
+// A store opened (so migrated) at `path`, read by `sql`: its first column's
+// value -> its second's, null as none.
+std::map<std::string, std::optional<std::string>> migrated_texts(const std::string& path, const std::string& sql) {
+  Store store(path);
+  auto rows = store.database().prepare(sql);
+  std::map<std::string, std::optional<std::string>> texts;
+  while (rows.step()) texts[rows.text(0)] = rows.is_null(1) ? std::nullopt : std::optional(rows.text(1));
+  return texts;
+}
+
 class StoreFile : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -189,10 +199,7 @@ TEST_F(StoreFile, Migration19GivesThePairedJobsStoredBeforeItTheirPairKey) {
         "('p/1', 'paired', 1, '{\"batch_size\":8,\"mode\":\"compiled\",\"model\":\"mlp\"}', '{}', 'now'), "
         "('q/0', 'plain', 0, '{\"batch_size\":8,\"mode\":\"eager\",\"model\":\"mlp\"}', '{}', 'now');");
   }
-  Store store(path_);
-  auto rows = store.database().prepare("SELECT job_id, pair_key FROM jobs ORDER BY job_id");
-  std::map<std::string, std::optional<std::string>> keys;
-  while (rows.step()) keys[rows.text(0)] = rows.is_null(1) ? std::nullopt : std::optional(rows.text(1));
+  const auto keys = migrated_texts(path_, "SELECT job_id, pair_key FROM jobs");
   EXPECT_EQ(keys.at("p/0"), R"({"batch_size":8,"model":"mlp"})");
   EXPECT_EQ(keys.at("p/1"), keys.at("p/0"));
   EXPECT_EQ(keys.at("q/0"), std::nullopt);
@@ -216,10 +223,7 @@ TEST_F(StoreFile, Migration20NamesTheWarmupReadingOfTheRowsStoredBeforeIt) {
         "('old', 1, 'ok', 'mlp', 'train', 8, 'fp32', 'eager', 'libtorch', 1, 'cpu', '2.6.0', 'h', 'now', "
         "'legacy', NULL);");
   }
-  Store store(path_);
-  auto rows = store.database().prepare("SELECT job_id, warmup_peak_memory_field FROM results ORDER BY job_id");
-  std::map<std::string, std::optional<std::string>> fields;
-  while (rows.step()) fields[rows.text(0)] = rows.is_null(1) ? std::nullopt : std::optional(rows.text(1));
+  const auto fields = migrated_texts(path_, "SELECT job_id, warmup_peak_memory_field FROM results");
   EXPECT_EQ(fields.at("gpu"), "warmup_peak_allocated_bytes");
   EXPECT_EQ(fields.at("cpu"), "warmup_peak_rss_bytes");
   EXPECT_EQ(fields.at("old"), std::nullopt);
