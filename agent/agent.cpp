@@ -107,6 +107,12 @@ Agent::Agent(asio::io_context& io, AgentOptions options)
       log::warn("no GPU telemetry in this agent's results: {}", nvml_unavailable_);
     }
   }
+  try {
+    powercap_.emplace(options_.powercap_root);
+  } catch (const PowercapUnavailable& error) {
+    powercap_unavailable_ = error.what();
+    log::info("no CPU energy in this agent's CPU results: {}", powercap_unavailable_);
+  }
   measure_peak(options_.peak_probe);
   spool_.emplace(options_.work_directory / "spool");
   kill_leftover_runners();
@@ -347,21 +353,26 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, Placement placement)
   if (needs_rank_launch(request.job)) {
     request.launcher = mpirun_command(request.job, options_.rank_launch, forwarded_to_ranks(request.environment));
   }
-  const auto telemetry = std::make_shared<GpuTelemetry>(telemetry_for(assign.at("gpus").get<std::vector<int64_t>>()));
-  request.on_progress = [this, job_id, attempt, telemetry](const nlohmann::json& line) {
+  const auto on_gpus = !assign.at("gpus").empty();
+  const auto meters = std::make_shared<JobMeters>(
+      JobMeters{telemetry_for(assign.at("gpus").get<std::vector<int64_t>>()),
+                on_gpus ? EnergyMeter::absent("a GPU job's energy is its GPUs'") : cpu_energy_meter(),
+                {}});
+  request.on_progress = [this, job_id, attempt, meters](const nlohmann::json& line) {
     if (auto fields = progress_fields(line)) {
-      telemetry->epoch_finished(GpuTelemetry::Clock::now(), fields->at("seconds").get<double>());
+      meters->window.epoch_finished(TimedWindow::Clock::now(), fields->at("seconds").get<double>());
       (*fields)["job_id"] = job_id;
       (*fields)["attempt"] = attempt;
       send(wire::make_message("progress", *fields));
     }
   };
-  const auto sampling = std::make_shared<bool>(telemetry->available());
-  if (*sampling) asio::co_spawn(io_, sample_gpus(telemetry, sampling), rethrow_from_run("the GPU telemetry"));
+  if (meters->telemetry.available() || meters->cpu_energy.available())
+    asio::co_spawn(io_, sample(meters), rethrow_from_run("the GPU telemetry and energy"));
   const auto directory = request.directory;
   const MachineWindow machine;
   auto outcome = co_await execute(std::move(request));
-  *sampling = false;
+  meters->running = false;
+  const auto& telemetry = meters->telemetry;
   if (outcome.result && !placement.environment.empty()) {
     const auto python = environments_.find(placement.environment);
     const auto versions = offered_.find(placement);
@@ -371,9 +382,11 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, Placement placement)
         {"versions", versions == offered_.end() ? nlohmann::json::object() : versions->second}};
   }
   if (outcome.result) {
-    (*outcome.result)["telemetry"] = telemetry->summary();
+    const auto window = meters->window.bounds();
+    (*outcome.result)["telemetry"] = telemetry.summary(window);
+    (*outcome.result)["energy"] = on_gpus ? telemetry.energy(window) : meters->cpu_energy.section(window);
     // The driver's version as NVML gives it (580.65.06); a runner can only read the CUDA driver API's (13.0).
-    if (telemetry->available()) (*outcome.result)["context"]["gpu_driver"] = nvml_->driver_version();
+    if (telemetry.available()) (*outcome.result)["context"]["gpu_driver"] = nvml_->driver_version();
     (*outcome.result)["context"]["condition"] = machine.finish(outcome.result->at("telemetry"));
   }
   // Off the books only once the outcome is in the spool.
@@ -481,10 +494,17 @@ GpuTelemetry Agent::telemetry_for(const std::vector<int64_t>& gpus) const {
   }
 }
 
-asio::awaitable<void> Agent::sample_gpus(std::shared_ptr<GpuTelemetry> telemetry, std::shared_ptr<bool> running) {
+EnergyMeter Agent::cpu_energy_meter() const {
+  if (!powercap_) return EnergyMeter::absent(powercap_unavailable_);
+  return EnergyMeter("rapl", powercap_->domains());
+}
+
+asio::awaitable<void> Agent::sample(std::shared_ptr<JobMeters> meters) {
   asio::steady_timer timer(io_);
-  while (*running) {
-    telemetry->sample(GpuTelemetry::Clock::now());
+  while (meters->running) {
+    const auto now = TimedWindow::Clock::now();
+    meters->telemetry.sample(now);
+    if (meters->cpu_energy.available()) meters->cpu_energy.record(now, powercap_->read());
     timer.expires_after(options_.telemetry_interval);
     boost::system::error_code ignored;
     co_await timer.async_wait(asio::redirect_error(use_awaitable, ignored));

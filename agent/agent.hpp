@@ -22,6 +22,7 @@
 #include "agent/node/environments.hpp"
 #include "agent/node/gpu_telemetry.hpp"
 #include "agent/node/peak_flops.hpp"
+#include "agent/node/powercap.hpp"
 #include "agent/rank_launch.hpp"
 #include "agent/spool.hpp"
 #include "shared/wire/connection.hpp"
@@ -64,6 +65,8 @@ struct AgentOptions {
   // NVML, for the GPU telemetry of every result (agent/node/gpu_telemetry.hpp).
   std::filesystem::path nvml_library = "libnvidia-ml.so.1";
   std::chrono::milliseconds telemetry_interval{100};
+  // The kernel's powercap tree, for a CPU job's energy (agent/node/powercap.hpp).
+  std::filesystem::path powercap_root = "/sys/class/powercap";
   // Price per device-hour by device name (--price-per-hour): each result's
   // cost (agent/judge/cost.hpp); a job's price_per_hour wins.
   std::map<std::string, double> price_per_hour;
@@ -117,7 +120,17 @@ class Agent {
   // The telemetry of a job on these GPUs: "unavailable" without GPUs or NVML.
   GpuTelemetry telemetry_for(const std::vector<int64_t>& gpus) const;
   // Samples `telemetry` every telemetry_interval until `running` turns false.
-  asio::awaitable<void> sample_gpus(std::shared_ptr<GpuTelemetry> telemetry, std::shared_ptr<bool> running);
+  // What the agent reads while a job runs: its GPUs, or the CPU packages' energy.
+  struct JobMeters {
+    GpuTelemetry telemetry;
+    EnergyMeter cpu_energy;
+    TimedWindow window;
+    bool running = true;
+  };
+  // The CPU packages' energy meter for a CPU job: "absent" where RAPL cannot be read.
+  EnergyMeter cpu_energy_meter() const;
+  // Samples `meters` every telemetry_interval until it stops running.
+  asio::awaitable<void> sample(std::shared_ptr<JobMeters> meters);
   // Spools an outcome (job_result or job_failed) and sends it when connected.
   void deliver(const nlohmann::json& outcome);
   void send(const nlohmann::json& message);
@@ -133,6 +146,8 @@ class Agent {
   nlohmann::json capabilities_;
   std::shared_ptr<const Nvml> nvml_;  // null: nvml_unavailable_ says why
   std::string nvml_unavailable_;
+  std::optional<Powercap> powercap_;  // none: powercap_unavailable_ says why
+  std::string powercap_unavailable_;
   std::shared_ptr<wire::Connection> connection_;
   asio::steady_timer backoff_timer_;
   asio::steady_timer fence_timer_;

@@ -18,6 +18,7 @@ Command add_agent_command(CLI::App& app) {
     std::vector<std::string> labels, runners, data_roots, model_roots;
     std::string work_dir, token_file, tls_ca, mpirun = "mpirun", peak_probe = "cached";
     std::string nvml_library = agent::AgentOptions{}.nvml_library.string();
+    std::string powercap_root = agent::AgentOptions{}.powercap_root.string();
     bool keep_job_dirs = false, no_default_runners = false;
     std::map<std::string, std::filesystem::path> environments;
     std::vector<std::string> prices;
@@ -45,6 +46,10 @@ Command add_agent_command(CLI::App& app) {
       ->add_option("--nvml-library", settings->nvml_library,
                    "NVIDIA's management library, for the GPU telemetry of results (docs/gpu-telemetry.md)")
       ->capture_default_str();
+  command
+      ->add_option("--powercap-root", settings->powercap_root,
+                   "the kernel's powercap tree, for the energy of CPU results (RAPL; docs/methodology.md)")
+      ->capture_default_str();
   command->add_flag("--no-default-runners", settings->no_default_runners,
                     "register only the --runner and --env ones, not those installed beside torchsweep");
   command->add_flag("--keep-job-dirs", settings->keep_job_dirs,
@@ -63,6 +68,7 @@ Command add_agent_command(CLI::App& app) {
     options.price_per_hour = parse_prices(settings->prices);
     options.rank_launch.mpirun = settings->mpirun;
     options.nvml_library = settings->nvml_library;
+    options.powercap_root = settings->powercap_root;
     options.peak_probe = agent::parse_peak_probe(settings->peak_probe, "--peak-probe");
     options.tls = client_tls(settings->tls_ca);
     for (const auto& label : settings->labels) add_key_value(options.labels, label, "--label");

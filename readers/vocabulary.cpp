@@ -116,6 +116,11 @@ const std::vector<Metric>& metric_table() {
       {"cost_per_million_samples", "cost_per_million_samples", "r.cost_per_million_samples"},
       {"cost_per_million_tokens", "cost_per_million_tokens", "r.cost_per_million_tokens"},
       {"run_cost", "run_cost", "r.run_cost"},
+      // Energy over the timed epochs from the devices' counters (docs/methodology.md).
+      {"energy", "energy_j", "r.energy_joules"},
+      {"power", "average_power_w", "r.average_power_w"},
+      {"joules_per_sample", "joules_per_sample", "r.joules_per_sample"},
+      {"joules_per_token", "joules_per_token", "r.joules_per_token"},
   };
   return metrics;
 }

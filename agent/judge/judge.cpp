@@ -3,6 +3,7 @@
 #include "agent/judge/accuracy_gate.hpp"
 #include "agent/judge/cost.hpp"
 #include "agent/judge/efficiency.hpp"
+#include "agent/judge/energy.hpp"
 #include "agent/judge/generation_summary.hpp"
 #include "agent/judge/input_stalls.hpp"
 #include "agent/judge/summary.hpp"
@@ -26,6 +27,7 @@ void judge_measurements(nlohmann::json& result, const JudgeInputs& inputs) {
         "tuning may still fall in them");
   }
   if (auto cost = cost_of(result, inputs.prices, inputs.run_seconds)) result["cost"] = std::move(*cost);
+  judge_energy(result);
   // Decoding is bound by memory bandwidth, not by FLOPs: a generation has no MFU.
   if (job_fields::get<std::string>(result.at("job"), "task") == "generate") return;
   if (auto efficiency = efficiency_of(result, inputs.peak_flops, inputs.gpus)) {

@@ -21,8 +21,9 @@ struct JudgeInputs {
 // Adds to a successful result: the timing summary, its noise and warm-up
 // judgements (agent/judge/timing_summary.hpp), the input-bound judgement
 // (agent/judge/input_stalls.hpp), the efficiency section
-// (agent/judge/efficiency.hpp), the cost section (agent/judge/cost.hpp)
-// and the warnings they raise. Then to every
+// (agent/judge/efficiency.hpp), the cost section (agent/judge/cost.hpp),
+// the energy per sample and token (agent/judge/energy.hpp) and the
+// warnings they raise. Then to every
 // result, failed ones too, the summary the store stores
 // (agent/judge/summary.hpp), replacing any it had.
 void judge(nlohmann::json& result, const JudgeInputs& inputs);

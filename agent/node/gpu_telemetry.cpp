@@ -34,6 +34,7 @@ nlohmann::json spread(std::vector<double> values) {
 
 GpuTelemetry GpuTelemetry::unavailable(std::string reason) {
   GpuTelemetry telemetry;
+  telemetry.energy_ = EnergyMeter::absent(reason);
   telemetry.unavailable_reason_ = std::move(reason);
   return telemetry;
 }
@@ -46,13 +47,18 @@ GpuTelemetry::GpuTelemetry(std::shared_ptr<const Nvml> nvml, const nlohmann::jso
     const auto device = nvml_->device(uuid);
     gpus_.push_back({gpu.at("index").get<int64_t>(), uuid, nvml_->name(device), device});
   }
+  std::vector<EnergyDomain> domains;
+  for (const auto& gpu : gpus_) domains.push_back({"GPU " + std::to_string(gpu.index), 1e-3, std::nullopt});
+  energy_ = EnergyMeter("nvml", std::move(domains));
 }
 
 void GpuTelemetry::sample(Clock::time_point now) {
   if (!nvml_) return;
   Sample sample{now, {}, {}, {}};
+  std::vector<EnergyMeter::Reading> energy;
   for (const auto& gpu : gpus_) {
     auto& reading = sample.readings.emplace_back(nvml_->read(gpu.device));
+    energy.push_back({reading.energy_mj, reading.power_w});
     // The job's processes' memory; unknown when NVML cannot report one of them.
     std::optional<uint64_t> bytes = 0;
     int64_t others = 0;
@@ -67,27 +73,19 @@ void GpuTelemetry::sample(Clock::time_point now) {
     sample.other_processes.push_back(others);
   }
   samples_.push_back(std::move(sample));
-}
-
-void GpuTelemetry::epoch_finished(Clock::time_point now, double seconds) {
-  // The line is seen up to one poll after the epoch ended; its start is
-  // estimated from the same moment, so the window shifts but keeps its length.
-  if (!timed_start_) {
-    timed_start_ = now - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-  }
-  timed_end_ = now;
+  energy_.record(now, energy);
 }
 
 bool GpuTelemetry::is_throttling(uint64_t reasons) { return (reasons & throttling_reasons) != 0; }
 
-nlohmann::json GpuTelemetry::summary() const {
+nlohmann::json GpuTelemetry::summary(const std::optional<TimedWindow::Bounds>& bounds) const {
   if (!nvml_) return {{"status", "unavailable"}, {"reason", unavailable_reason_}};
   // The timed epochs when the runner reported them and a sample fell in
   // them; otherwise the whole run (said in "window").
   std::vector<const Sample*> window;
-  if (timed_start_) {
+  if (bounds) {
     for (const auto& sample : samples_)
-      if (sample.at >= *timed_start_ && sample.at <= *timed_end_) window.push_back(&sample);
+      if (sample.at >= bounds->first && sample.at <= bounds->second) window.push_back(&sample);
   }
   const bool timed = !window.empty();
   if (!timed)
@@ -97,7 +95,7 @@ nlohmann::json GpuTelemetry::summary() const {
                          {"driver", driver_},
                          {"window", timed ? "timed_epochs" : "whole_run"},
                          {"samples", window.size()}};
-  if (timed) section["window_seconds"] = std::chrono::duration<double>(*timed_end_ - *timed_start_).count();
+  if (timed) section["window_seconds"] = std::chrono::duration<double>(bounds->second - bounds->first).count();
   bool any_throttled = false;
   section["gpus"] = nlohmann::json::array();
   for (std::size_t g = 0; g < gpus_.size(); ++g) {

@@ -14,13 +14,15 @@
 #include <string>
 #include <vector>
 
+#include "agent/node/energy_meter.hpp"
 #include "agent/node/nvml.hpp"
+#include "agent/node/timed_window.hpp"
 
 namespace ts::agent {
 
 class GpuTelemetry {
  public:
-  using Clock = std::chrono::steady_clock;
+  using Clock = TimedWindow::Clock;
   // Whether a process NVML lists on a job's GPU is the job's.
   using JobProcess = std::function<bool(pid_t)>;
 
@@ -33,9 +35,10 @@ class GpuTelemetry {
   bool available() const noexcept { return nvml_ != nullptr; }
   // Reads every GPU once (a no-op when unavailable).
   void sample(Clock::time_point now);
-  // A runner's progress line: a timed epoch of `seconds` ended about `now`.
-  void epoch_finished(Clock::time_point now, double seconds);
-  nlohmann::json summary() const;
+  // The "telemetry" section over the timed epochs (the whole run without them).
+  nlohmann::json summary(const std::optional<TimedWindow::Bounds>& window) const;
+  // The "energy" section from the GPUs' energy counters, the same window.
+  nlohmann::json energy(const std::optional<TimedWindow::Bounds>& window) const { return energy_.section(window); }
 
   // Clock event reasons that mean the GPU slowed itself down (thermal,
   // hardware slowdown, power brake). The software power cap is routine at
@@ -64,7 +67,7 @@ class GpuTelemetry {
   std::vector<Gpu> gpus_;
   JobProcess job_process_;
   std::vector<Sample> samples_;
-  std::optional<Clock::time_point> timed_start_, timed_end_;
+  EnergyMeter energy_ = EnergyMeter::absent("the job ran on no GPU");
 };
 
 }  // namespace ts::agent

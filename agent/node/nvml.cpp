@@ -44,6 +44,7 @@ struct Nvml::Functions {
   Return (*processes)(NvmlDevice, unsigned*, ProcessInfo*) = nullptr;
   Return (*persistence_mode)(NvmlDevice, int*) = nullptr;              // optional
   Return (*applications_clock)(NvmlDevice, int, unsigned*) = nullptr;  // optional
+  Return (*total_energy)(NvmlDevice, unsigned long long*) = nullptr;   // optional: Volta and later
 
   std::string what(const std::string& call, Return code) const {
     return "NVML " + call + ": " + (error_string ? error_string(code) : "error " + std::to_string(code));
@@ -78,6 +79,8 @@ Nvml::Nvml(const std::filesystem::path& library)
   f.persistence_mode = symbol<Return(NvmlDevice, int*)>(handle, "nvmlDeviceGetPersistenceMode", /*required=*/false);
   f.applications_clock =
       symbol<Return(NvmlDevice, int, unsigned*)>(handle, "nvmlDeviceGetApplicationsClock", /*required=*/false);
+  f.total_energy = symbol<Return(NvmlDevice, unsigned long long*)>(handle, "nvmlDeviceGetTotalEnergyConsumption",
+                                                                   /*required=*/false);
   if (const auto code = functions_->init(); code != success) throw NvmlUnavailable(functions_->what("init", code));
 }
 
@@ -112,6 +115,8 @@ NvmlReading Nvml::read(NvmlDevice device) const {
   if (f.clock(device, clock_memory, &number) == success) reading.memory_clock_mhz = number;
   if (f.temperature(device, temperature_gpu, &number) == success) reading.temperature_c = number;
   if (f.power(device, &number) == success) reading.power_w = number / 1000.0;  // milliwatts
+  unsigned long long millijoules = 0;
+  if (f.total_energy && f.total_energy(device, &millijoules) == success) reading.energy_mj = millijoules;
   int enabled = 0;
   if (f.persistence_mode && f.persistence_mode(device, &enabled) == success) reading.persistence_mode = enabled == 1;
   if (f.applications_clock && f.applications_clock(device, clock_sm, &number) == success)

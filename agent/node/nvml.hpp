@@ -31,6 +31,7 @@ class NvmlUnavailable : public std::runtime_error {
 struct NvmlReading {
   std::optional<unsigned> sm_clock_mhz, memory_clock_mhz, temperature_c;
   std::optional<double> power_w;
+  std::optional<uint64_t> energy_mj;            // since the driver loaded (Volta and later)
   std::optional<uint64_t> clock_event_reasons;  // nvmlClocksEventReason* bits
   struct Process {
     pid_t pid;

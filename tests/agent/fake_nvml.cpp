@@ -2,9 +2,12 @@
 // the telemetry tests on machines without a GPU. Two GPUs, "GPU-fake-0" and
 // "GPU-fake-1"; what they read is set through the fake_nvml_* functions,
 // which a test reaches by dlopening this same library, and, for a test of
-// agent processes, their clock event reasons from $FAKE_NVML_REASONS.
+// agent processes, their clock event reasons from $FAKE_NVML_REASONS. The
+// energy counter integrates the power set over real time, unless a test
+// pins it (fake_nvml_set_energy).
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -21,6 +24,16 @@ struct Gpu {
   unsigned sm_mhz = 1980, memory_mhz = 2619, temperature_c = 40, power_mw = 100000;
   unsigned long long reasons = 0;
   std::vector<Process> processes;
+  double energy_mj = 5e6;
+  bool energy_pinned = false;
+  std::chrono::steady_clock::time_point energy_at = std::chrono::steady_clock::now();
+
+  // The counter brought to now at the power that held since it was last.
+  void advance() {
+    const auto now = std::chrono::steady_clock::now();
+    if (!energy_pinned) energy_mj += power_mw * std::chrono::duration<double>(now - energy_at).count();
+    energy_at = now;
+  }
 };
 
 struct State {
@@ -53,10 +66,15 @@ void fake_nvml_reset() { state() = State{}; }
 void fake_nvml_fail_init(int code) { state().init_result = code; }
 void fake_nvml_set(int gpu, unsigned sm_mhz, unsigned power_mw, unsigned temperature_c, unsigned long long reasons) {
   auto& g = state().gpus[gpu];
+  g.advance();
   g.sm_mhz = sm_mhz;
   g.power_mw = power_mw;
   g.temperature_c = temperature_c;
   g.reasons = reasons;
+}
+void fake_nvml_set_energy(int gpu, unsigned long long millijoules) {
+  state().gpus[gpu].energy_pinned = true;
+  state().gpus[gpu].energy_mj = static_cast<double>(millijoules);
 }
 void fake_nvml_add_process(int gpu, unsigned pid, unsigned long long bytes) {
   state().gpus[gpu].processes.push_back({pid, bytes});
@@ -102,6 +120,13 @@ int nvmlDeviceGetPowerUsage(void* device, unsigned* milliwatts) {
   auto* gpu = gpu_of(device);
   if (!gpu) return invalid_argument;
   *milliwatts = gpu->power_mw;
+  return success;
+}
+int nvmlDeviceGetTotalEnergyConsumption(void* device, unsigned long long* millijoules) {
+  auto* gpu = gpu_of(device);
+  if (!gpu) return invalid_argument;
+  gpu->advance();
+  *millijoules = static_cast<unsigned long long>(gpu->energy_mj);
   return success;
 }
 int nvmlDeviceGetTemperature(void* device, int, unsigned* celsius) {
