@@ -23,5 +23,6 @@ Command add_nightly_command(CLI::App& app);
 Command add_judge_command(CLI::App& app);
 Command add_resolve_command(CLI::App& app);
 Command add_estimate_command(CLI::App& app);
+Command add_weights_command(CLI::App& app);
 
 }  // namespace ts::cli

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
       {"nightly", ts::cli::add_nightly_command(app)},
       {"judge", ts::cli::add_judge_command(app)},
       {"resolve", ts::cli::add_resolve_command(app)},
+      {"weights", ts::cli::add_weights_command(app)},
       {"estimate", ts::cli::add_estimate_command(app)},
   };
   try {

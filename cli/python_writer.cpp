@@ -42,7 +42,7 @@ int run_and_wait(const std::vector<std::string>& arguments) {
   for (const auto& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
   argv.push_back(nullptr);
   pid_t pid = 0;
-  if (const int error = ::posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ); error != 0) {
+  if (const int error = ::posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ); error != 0) {
     throw std::system_error(error, std::generic_category(), arguments[0]);
   }
   int status = 0;
@@ -55,15 +55,17 @@ int run_and_wait(const std::vector<std::string>& arguments) {
 }  // namespace
 
 void run_writer(const std::string& program, const nlohmann::json& input, const std::filesystem::path& folder,
-                const std::vector<std::string>& arguments, const std::string& target_option) {
+                const std::vector<std::string>& arguments, const std::string& target_option,
+                const std::string& input_option, const std::string& interpreter) {
   const auto writer = writer_beside_self(program);
-  const HandOver hand_over{folder / (".torchsweep-export." + std::to_string(::getpid()) + ".json")};
+  const HandOver hand_over{folder / (".torchsweep-hand-over." + std::to_string(::getpid()) + ".json")};
   {
     std::ofstream out(hand_over.path);
     out << input;
     if (!out.flush()) throw std::runtime_error("cannot write " + hand_over.path.string());
   }
-  std::vector<std::string> command{writer.string(), "--input", hand_over.path.string()};
+  std::vector<std::string> command{writer.string(), input_option, hand_over.path.string()};
+  if (!interpreter.empty()) command.insert(command.begin(), interpreter);
   command.insert(command.end(), arguments.begin(), arguments.end());
   const int code = run_and_wait(command);
   if (code == exit_code::invalid_input)

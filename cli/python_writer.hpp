@@ -1,7 +1,9 @@
 #pragma once
-// The export writers that run in the analysts' venvs (torchsweep-parquet,
-// torchsweep-mlflow), beside this binary: the export hands them its rows as
-// one JSON file, which is removed however the export ends.
+// The programs beside this binary that write a file for a command: the
+// export writers in the analysts' venvs (torchsweep-parquet,
+// torchsweep-mlflow), which get the export's rows, and the runners that
+// write a model's initial weights (`torchsweep weights`), which get the
+// job. What is handed over is one JSON file, removed however it ends.
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -9,12 +11,14 @@
 
 namespace ts::cli {
 
-// Runs `program` (found beside this binary) with `arguments` and "--input
-// FILE", FILE holding `input` and placed in `folder`. Exit 2 is the
-// writer's refusal of its target: ts::InvalidInput naming `target_option`.
-// Any other failure (missing program, another exit code) throws
-// std::runtime_error. The writer's own message is on stderr by then.
+// Runs `program` (found beside this binary; started by `interpreter` where
+// one is named) with `arguments` and "INPUT_OPTION FILE", FILE holding
+// `input` and placed in `folder`. Exit 2 is the writer's refusal:
+// ts::InvalidInput naming `target_option`. Any other failure (missing
+// program, another exit code) throws std::runtime_error. The writer's own
+// message is on stderr by then.
 void run_writer(const std::string& program, const nlohmann::json& input, const std::filesystem::path& folder,
-                const std::vector<std::string>& arguments, const std::string& target_option);
+                const std::vector<std::string>& arguments, const std::string& target_option,
+                const std::string& input_option = "--input", const std::string& interpreter = "");
 
 }  // namespace ts::cli

@@ -64,15 +64,9 @@ nlohmann::json resolve(const nlohmann::json& given, const Node& node) {
   const auto model = job.at("model").get<std::string>();
   const auto& spec = model_of(model, node.runner);
   models::check_data(job);
+  models::check_knobs(given);
 
-  // The model's knobs: the job's value or the model's default; one the model does not read is dropped.
-  std::vector<std::string> ignored;
-  for (const auto& knob : models::all_knobs()) {
-    if (given.contains(knob) && !models::reads_knob(spec, knob)) {
-      ignored.push_back(knob);
-      job.erase(knob);
-    }
-  }
+  // The model's knobs: the job's value or the model's default.
   for (const auto& [knob, value] : spec.defaults) {
     if (!job.contains(knob)) job[knob] = value;
   }
@@ -89,7 +83,6 @@ nlohmann::json resolve(const nlohmann::json& given, const Node& node) {
   }
   if (!given.contains("dataset_size")) job.erase("dataset_size");  // resolved into iters; kept only when given
   if (job.at("threads") == 0) job["threads"] = std::max<int64_t>(1, node.cores / ranks_per_node(job));
-  if (!ignored.empty()) job["ignored_knobs"] = ignored;
   job["resolved"] = true;
   job_schema().validate(job);
   return job;

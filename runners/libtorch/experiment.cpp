@@ -479,9 +479,6 @@ Result run_experiment(const Job& job, const World* world, const CaptureFunction&
   Result result;
   result.job = job;
   result.started_at = utc_timestamp();
-  for (const auto& knob : job.ignored_knobs) {
-    result.warnings.push_back("knob '" + knob + "' does not apply to model '" + job.model + "' and was ignored");
-  }
   for (const auto& knob : job.torch_compile_knobs) {
     result.warnings.push_back("knob '" + knob + "' is read by the torch-compile runner only and was ignored");
   }

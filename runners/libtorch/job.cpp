@@ -91,7 +91,6 @@ Job parse_job(const nlohmann::json& given) {
   for (const auto& knob : model_knobs()) {
     if (document.contains(knob.name)) job.model_config.*knob.field = document.at(knob.name).get<int64_t>();
   }
-  read_optional(document, "ignored_knobs", job.ignored_knobs);
   read_optional(document, "iters", job.iters);
   if (job.task == Task::generate) {
     job.prompt_len = document.at("prompt_len").get<int64_t>();
@@ -135,7 +134,6 @@ nlohmann::json to_json(const Job& job) {
                      {"resolved", true}};
   out.update(job.data_document);
   if (!job.hosts.empty()) out["hosts"] = job.hosts;
-  if (!job.ignored_knobs.empty()) out["ignored_knobs"] = job.ignored_knobs;
   if (job.job_id) out["job_id"] = *job.job_id;
   if (job.sweep) out["sweep"] = *job.sweep;
   if (job.dataset_size) out["dataset_size"] = *job.dataset_size;

@@ -81,8 +81,6 @@ struct Job {
   std::map<std::string, std::string> labels;
   // The shared starting point (docs/frameworks.md): safetensors files on this node.
   std::optional<std::string> initial_weights, reference_batch;
-  // Knobs given that the model does not read; reported as result warnings.
-  std::vector<std::string> ignored_knobs;
   // torch.compile knobs (backend, compile_mode, ...), which only the
   // torch-compile runner reads; reported as result warnings too.
   std::vector<std::string> torch_compile_knobs;

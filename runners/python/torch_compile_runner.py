@@ -29,7 +29,9 @@ from torchsweep_harness.pytorch.compile_diagnostics import (CompileCache, Induct
 from torchsweep_harness.pytorch.data_loader import DataLoaderPipeline  # noqa: E402
 from torchsweep_harness.pytorch.experiment import Experiment, apply_math_policy, execution_section  # noqa: E402
 from torchsweep_harness.pytorch.flops import counted_flops  # noqa: E402
+from torchsweep_harness.pytorch import weights  # noqa: E402
 from torchsweep_harness.pytorch.library_models import library_models  # noqa: E402
+from torchsweep_harness.pytorch.models import build_model  # noqa: E402
 from torchsweep_harness.pytorch.probes import CudaEventClock, CudaMemoryProbe  # noqa: E402
 from torchsweep_harness.pytorch.shapes import check_shapes, shape_sweep  # noqa: E402
 
@@ -54,6 +56,11 @@ class TorchCompile(Framework):
 
     def library_models(self, library):
         return library_models(library)
+
+    def write_initial_weights(self, job, path):
+        self.torch.manual_seed(job["seed"])  # as the experiment builds it
+        model, _ = build_model(self.torch, job)
+        return weights.write(model, path)
 
     def run(self, job, result):
         torch = self.torch

@@ -27,8 +27,10 @@ LOAD_MEMORY_SHARE = 0.9  # NVML must see at least this share of what the load pr
 JOB_MEMORY_SHARE = 0.75  # ... and of a job's timed peak (quarter-second samples may miss its top)
 FIRST_LOSS_TOLERANCE = {"fp32": 1e-3, "tf32": 1e-2, "bf16": 3e-2, "fp16": 3e-2}  # relative, eager vs compiled
 # The load's sustained bf16 rate over the peak probe's bf16 figure, measured a little apart: a visit's
-# GPU is its own; a CPU dry run shares its cores with whatever else runs (CI's other tests).
-PEAK_VS_LOAD = {"gpu": (0.5, 1.25), "cpu": (0.2, 2.0)}
+# GPU is its own; a CPU dry run shares its cores with whatever else runs (CI's other tests: beside
+# Inductor's compile workers the probe once measured a quarter of the load), so there the check
+# catches a unit or device mix-up (a factor 1000), not a slow core.
+PEAK_VS_LOAD = {"gpu": (0.5, 1.25), "cpu": (0.1, 10.0)}
 TF32_REDUCED = 1e-4  # a relative matmul error above this is reduced precision (TF32: ~1e-3; IEEE fp32: ~1e-6)
 
 

@@ -137,6 +137,41 @@ void check_data(const nlohmann::json& job) {
 
 namespace {
 
+// The spec of a model a schema names (a library's for LIBRARY:NAME), or
+// nullptr for a name some runner may know: its runner checks it.
+const ModelSpec* known_spec(std::string_view name) {
+  if (const auto* library = library_of(name)) return library;
+  const auto& all = catalogue();
+  const auto built_in = std::find_if(all.begin(), all.end(), [&](const ModelSpec& spec) { return spec.name == name; });
+  return built_in == all.end() ? nullptr : &*built_in;
+}
+
+}  // namespace
+
+bool takes_knob(std::string_view model, const std::string& knob) {
+  const auto* spec = known_spec(model);
+  return spec == nullptr || reads_knob(*spec, knob);
+}
+
+void check_knobs(const nlohmann::json& job) {
+  const auto name = job.at("model").get<std::string>();
+  const auto* spec = known_spec(name);
+  if (spec == nullptr) return;
+  const auto& model = *spec;
+  for (const auto& knob : all_knobs()) {
+    if (!job.contains(knob) || reads_knob(model, knob)) continue;
+    std::set<std::string> takes;
+    for (const auto& [own, value] : model.defaults) takes.insert(own);
+    takes.insert(model.own_knobs.begin(), model.own_knobs.end());
+    std::string listed;
+    for (const auto& own : takes) listed += (listed.empty() ? "" : ", ") + own;
+    throw InvalidInput(knob, "model '" + name + "' does not take it (" +
+                                 (listed.empty() ? "it takes no knob" : "its knobs: " + listed) + ")");
+  }
+}
+
+namespace {
+
 // The positions an hf: configuration the repository names gives, if any.
 std::optional<int64_t> named_positions(std::string_view model, const std::string& attribute) {
   static const auto named = nlohmann::json::parse(schema::text("hf_configurations.json"));
@@ -150,10 +185,9 @@ std::optional<int64_t> named_positions(std::string_view model, const std::string
 void check_sequence(const nlohmann::json& job) {
   const auto name = job.at("model").get<std::string>();
   const auto* library = library_of(name);
-  const auto& all = catalogue();
-  const auto built_in = std::find_if(all.begin(), all.end(), [&](const ModelSpec& spec) { return spec.name == name; });
-  if (!library && built_in == all.end()) return;  // a name some runner may know: its runner checks it
-  const auto& model = library ? *library : *built_in;
+  const auto* known = known_spec(name);
+  if (known == nullptr) return;
+  const auto& model = *known;
   const bool generate = job.at("task").get<std::string>() == "generate";
   if (generate && !model.generates) {
     std::string decoders;

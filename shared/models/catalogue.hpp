@@ -62,6 +62,13 @@ bool reads_tokens(std::string_view model);
 // ...) when `job` reads imagefolder data or asks for channels_last with a
 // model that does not read images.
 void check_data(const nlohmann::json& job);
+// Whether `model` takes `knob` (heads: transformer yes, resnet18 no); true
+// for a model no schema names, whose runner checks it.
+bool takes_knob(std::string_view model, const std::string& knob);
+// Throws ts::InvalidInput naming the knob for a knob `job` gives that its
+// model does not take (heads for resnet18, dropout for mlp), listing those
+// it takes. A model no schema names is its runner's to check.
+void check_knobs(const nlohmann::json& job);
 // Throws ts::InvalidInput naming the field for a job whose sequence does
 // not fit its model: task generate on a model that does not generate
 // ("task"), a prompt_len + new_tokens beyond the model's positions

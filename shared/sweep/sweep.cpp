@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 
 #include "shared/errors.hpp"
 #include "shared/job_fields.hpp"
@@ -81,7 +82,7 @@ const nlohmann::json& adaptive_properties() {
 // A job document with one field set, to check that field alone against the
 // job schema; the required fields get placeholders that are always valid.
 std::string field_problem(const std::string& key, const nlohmann::json& value) {
-  if (key == "resolved" || key == "ignored_knobs") {
+  if (key == "resolved") {
     return "not a field a sweep gives: the agent's resolution sets it (docs/worker.md)";
   }
   static const schema::Validator job_schema("job.schema.json");
@@ -302,10 +303,22 @@ Sweep expand(const nlohmann::json& submitted, const std::string& origin) {
 
   static const schema::Validator job_schema("job.schema.json");
   std::vector<std::pair<std::string, nlohmann::json>> documents;  // config key, job document
+  const auto& knobs = models::all_knobs();
+  std::set<std::string> fixed_knobs_taken;
   for (const auto& configuration : configurations) {
     nlohmann::json document{{"schema_version", 1}, {"sweep", sweep.name}};
     document.update(fixed);
     document.update(configuration);
+    // A knob in fixed serves the configurations whose model takes it (docs/sweeps.md); one an axis or
+    // include gives must be taken by its configuration's model (check_knobs below).
+    for (const auto& knob : knobs) {
+      if (!fixed.contains(knob) || configuration.contains(knob) || !document.contains("model")) continue;
+      if (models::takes_knob(document.at("model").get<std::string>(), knob)) {
+        fixed_knobs_taken.insert(knob);
+      } else {
+        document.erase(knob);
+      }
+    }
     if (const auto problems = job_schema.problems(document); !problems.empty()) {
       throw InvalidInput("axes",
                          "the configuration " + configuration.dump() +
@@ -314,12 +327,18 @@ Sweep expand(const nlohmann::json& submitted, const std::string& origin) {
     }
     try {
       models::check_data(document);
+      models::check_knobs(document);
       models::check_sequence(job_fields::with_defaults(document));
     } catch (const InvalidInput& error) {
       throw InvalidInput("axes", "the configuration " + configuration.dump() + " makes an invalid job: " + error.what(),
                          origin);
     }
     documents.emplace_back(configuration.dump(), std::move(document));
+  }
+  for (const auto& knob : knobs) {
+    if (fixed.contains(knob) && !fixed_knobs_taken.contains(knob)) {
+      throw InvalidInput("fixed." + knob, "no model of the sweep takes it", origin);
+    }
   }
 
   // The units of run order: each configuration alone, or with pairing the

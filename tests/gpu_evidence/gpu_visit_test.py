@@ -339,7 +339,7 @@ class Visit(unittest.TestCase):
 
     def test_peak_vs_load_fails_when_the_probe_is_far_off(self):
         folder = self.copy("peak-off")
-        self.edit(folder, "peak_flops.json", lambda d: d["devices"][0].update(bf16=d["devices"][0]["bf16"] * 10))
+        self.edit(folder, "peak_flops.json", lambda d: d["devices"][0].update(bf16=d["devices"][0]["bf16"] * 1000))
         self.assert_only_failure(folder, *self.checks_only(folder), "peak_vs_load")
 
     # ---- the GPU branches, on GPU-shaped evidence --------------------------

@@ -33,7 +33,6 @@ TEST(JobResolution, FillsEveryDefaultTheRunnerAndTheModelsKnobs) {
   EXPECT_FALSE(resolved.contains("heads"));         // no knob mlp does not read
   EXPECT_FALSE(resolved.contains("prompt_len"));    // generate's alone
   EXPECT_FALSE(resolved.contains("dataset_size"));  // resolved into iters
-  EXPECT_FALSE(resolved.contains("ignored_knobs"));
   // Resolving again changes nothing: an agent's job comes resolved.
   EXPECT_EQ(resolve(resolved, {"libtorch", 2}), resolved);
 }
@@ -59,11 +58,23 @@ TEST(JobResolution, ThreadsZeroIsTheNodesCoresSharedByTheJobsRanksThere) {
   EXPECT_EQ(resolve(job({{"gpus", 16}}), {"libtorch", 8}).at("threads"), 1);
 }
 
-TEST(JobResolution, KnobsTheModelDoesNotReadAreDroppedAndListed) {
-  const auto resolved = resolve(job({{"heads", 4}, {"seq_len", 8}, {"width", 64}}), {"libtorch", 1});
-  EXPECT_EQ(resolved.at("ignored_knobs"), (nlohmann::json{"heads", "seq_len"}));
-  EXPECT_FALSE(resolved.contains("heads"));
-  EXPECT_EQ(resolved.at("width"), 64);
+// #49: a knob the model cannot take was dropped with a warning (GPT-2's
+// vocabulary stayed 50,257 whatever the job said); now refused, naming it.
+TEST(JobResolution, AKnobTheModelDoesNotTakeIsRefusedNamingIt) {
+  EXPECT_EQ(refused_field(job({{"heads", 4}, {"width", 64}})), "heads");
+  EXPECT_EQ(refused_field(job({{"model", "resnet18"}, {"dropout", "off"}})), "dropout");
+  EXPECT_EQ(resolve(job({{"width", 64}}), {"libtorch", 1}).at("width"), 64);
+  const auto hf = resolve(job({{"model", "hf:gpt2"}, {"vocab", 1000}, {"dropout", "off"}}), {"torch-compile", 1});
+  EXPECT_EQ(hf.at("vocab"), 1000);
+  EXPECT_EQ(hf.at("dropout"), "off");
+  try {
+    resolve(job({{"model", "resnet18"}, {"width", 64}}), {"libtorch", 1});
+    FAIL() << "resnet18 took a width";
+  } catch (const InvalidInput& error) {
+    EXPECT_NE(std::string(error.what()).find("model 'resnet18' does not take it (its knobs: input_size, num_classes)"),
+              std::string::npos)
+        << error.what();
+  }
 }
 
 TEST(JobResolution, WhatTheModelOrRunnerCannotRunIsRefusedNamingTheField) {

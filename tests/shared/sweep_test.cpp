@@ -33,6 +33,42 @@ TEST(Sweep, ChannelsLastIsAnAxisOfImageModelsAndRefusedForOthers) {
   }
 }
 
+// #49: a knob a model cannot take was dropped from the job, with a warning
+// in the result. Now a job never carries one: a knob in fixed goes to the
+// models that take it, and one no model takes, or one an axis or include
+// gives a model that does not take it, is refused at submit, naming it.
+TEST(Sweep, AKnobGoesToTheModelsThatTakeItAndOneNoneTakesIsRefused) {
+  auto spec = minimal();
+  spec["axes"]["model"] = {"mlp", "resnet18"};
+  spec["fixed"]["width"] = 64;
+  const auto sweep = expand(spec, "t.yaml");
+  for (const auto& job : sweep.jobs) {
+    EXPECT_EQ(job.document.contains("width"), job.document.at("model") == "mlp") << job.document.dump();
+  }
+  spec["fixed"]["heads"] = 4;
+  try {
+    expand(spec, "t.yaml");
+    FAIL() << "heads accepted, which neither mlp nor resnet18 takes";
+  } catch (const InvalidInput& error) {
+    EXPECT_EQ(error.field(), "fixed.heads");
+    EXPECT_NE(std::string(error.what()).find("no model of the sweep takes it"), std::string::npos) << error.what();
+  }
+  spec["fixed"].erase("heads");
+  spec["axes"]["depth"] = {1, 2};  // an axis is each configuration's own: resnet18 cannot take it
+  try {
+    expand(spec, "t.yaml");
+    FAIL() << "depth accepted for resnet18";
+  } catch (const InvalidInput& error) {
+    EXPECT_NE(std::string(error.what()).find("depth: model 'resnet18' does not take it"), std::string::npos)
+        << error.what();
+  }
+  spec["axes"].erase("depth");
+  spec["include"] = {{{"model", "hf:gpt2"}, {"batch_size", 8}, {"vocab", 1000}, {"dropout", "off"}}};
+  EXPECT_NO_THROW(expand(spec, "t.yaml"));
+  spec["include"] = {{{"model", "mlp"}, {"batch_size", 8}, {"dropout", "off"}}};
+  EXPECT_THROW(expand(spec, "t.yaml"), InvalidInput);
+}
+
 TEST(Sweep, AUserModelNamedOutsideTheModelRootsIsRefusedNamingTheModel) {
   auto spec = minimal();
   spec["axes"]["model"] = {"python:team.nets:build", "torchscript:nets/resnet.pt"};
@@ -119,6 +155,8 @@ fixed: {runner: torch-compile, batch_size: 2, seq_len: 16}
   // The fixed model may be a suite too: it becomes the model axis.
   spec["axes"].erase("model");
   spec["fixed"]["model"] = {{"suite", "timm-cpu"}};
+  EXPECT_EQ(refusal(spec), "fixed.seq_len");  // no image model takes a sequence length
+  spec["fixed"].erase("seq_len");
   const auto fixed = expand(spec, "s.yaml");
   EXPECT_EQ(fixed.spec.at("axes").at("model").size(), 5u);
   EXPECT_FALSE(fixed.spec.at("fixed").contains("model"));

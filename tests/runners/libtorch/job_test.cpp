@@ -29,12 +29,10 @@ TEST(Job, ItersComeFromDatasetSizeWhenNotGiven) {
   EXPECT_EQ(job.iters, 10);
 }
 
-TEST(Job, KnobsThatDoNotApplyAreReported) {
+TEST(Job, AKnobTheModelDoesNotTakeIsRefused) {
   auto document = testing::tiny_mlp();
   document["heads"] = 4;
-  const auto job = parse_job(document);
-  EXPECT_EQ(job.ignored_knobs, (std::vector<std::string>{"heads"}));
-  EXPECT_FALSE(to_json(job).contains("heads"));
+  EXPECT_THROW(parse_job(document), InvalidInput);
 }
 
 TEST(Job, RoundTripsThroughItsDocument) {

@@ -36,38 +36,45 @@ SHAPE = "{model: mlp, batch_size: 8, input_size: 16, width: 32, depth: 2, epochs
 
 # A library model's parameter count and one training step's FLOPs at a
 # job's shape, from the library and torch.utils.flop_counter on real CPU
-# tensors: an independent count. argv[1]: the job (model and sizes).
+# tensors: an independent count. argv[1]: the jobs (model and sizes), all
+# counted in one process of the environment (its imports once).
 INDEPENDENT_COUNT = """
 import json, sys, torch
 from torch.utils.flop_counter import FlopCounterMode
-job = json.loads(sys.argv[1])
-library, _, name = job["model"].partition(":")
-if library == "torchvision":
-    import torchvision
-    model = torchvision.models.get_model(name, weights=None, num_classes=job["num_classes"])
-elif library == "timm":
-    import timm
-    model = timm.create_model(name, pretrained=False, num_classes=job["num_classes"])
-else:
-    import transformers
-    config = transformers.AutoConfig.for_model(name, hidden_size=job["width"], num_hidden_layers=job["depth"],
-                                               num_attention_heads=job["heads"], intermediate_size=4 * job["width"])
-    lm = transformers.AutoModelForMaskedLM if name == "bert" else transformers.AutoModelForCausalLM
-    model = lm.from_config(config)
-model.train()
-if library == "hf":
-    ids = torch.randint(config.vocab_size, (job["batch_size"], job["seq_len"]))
-    run = lambda: model(input_ids=ids).logits.flatten(0, 1)
-    targets = ids.flatten()
-else:
-    run = lambda: model(torch.randn(job["batch_size"], 3, job["input_size"], job["input_size"]))
-    targets = torch.randint(job["num_classes"], (job["batch_size"],))
-with FlopCounterMode(display=False) as forward:
-    loss = torch.nn.functional.cross_entropy(run(), targets)
-with FlopCounterMode(display=False) as backward:
-    loss.backward()
-print(json.dumps({"parameters": sum(p.numel() for p in model.parameters()), "forward": forward.get_total_flops(),
-                  "per_step": forward.get_total_flops() + backward.get_total_flops()}))
+
+
+def count(job):
+    library, _, name = job["model"].partition(":")
+    if library == "torchvision":
+        import torchvision
+        model = torchvision.models.get_model(name, weights=None, num_classes=job["num_classes"])
+    elif library == "timm":
+        import timm
+        model = timm.create_model(name, pretrained=False, num_classes=job["num_classes"])
+    else:
+        import transformers
+        config = transformers.AutoConfig.for_model(name, hidden_size=job["width"], num_hidden_layers=job["depth"],
+                                                   num_attention_heads=job["heads"], intermediate_size=4 * job["width"],
+                                                   **({"vocab_size": job["vocab"]} if "vocab" in job else {}))
+        lm = transformers.AutoModelForMaskedLM if name == "bert" else transformers.AutoModelForCausalLM
+        model = lm.from_config(config)
+    model.train()
+    if library == "hf":
+        ids = torch.randint(config.vocab_size, (job["batch_size"], job["seq_len"]))
+        run = lambda: model(input_ids=ids).logits.flatten(0, 1)
+        targets = ids.flatten()
+    else:
+        run = lambda: model(torch.randn(job["batch_size"], 3, job["input_size"], job["input_size"]))
+        targets = torch.randint(job["num_classes"], (job["batch_size"],))
+    with FlopCounterMode(display=False) as forward:
+        loss = torch.nn.functional.cross_entropy(run(), targets)
+    with FlopCounterMode(display=False) as backward:
+        loss.backward()
+    return {"parameters": sum(p.numel() for p in model.parameters()), "forward": forward.get_total_flops(),
+            "per_step": forward.get_total_flops() + backward.get_total_flops()}
+
+
+print(json.dumps([count(job) for job in json.loads(sys.argv[1])]))
 """
 
 
@@ -251,9 +258,11 @@ class Environments(ProcessTestCase):
             "language", "name: language\nfixed: {runner: torch-compile, batch_size: 2, seq_len: 32, width: 64, depth: 2, "
                         "heads: 4, epochs: 1, warmup: 2, iters: 2, threads: 1}\n"
                         "axes:\n  model: [hf:gpt2, hf:bert]\n  env: [torch-2.6, torch-2.15]\n  mode: [eager, compiled]\n"
-                        "include:\n  - {model: hf:llama-3.2-1b, env: torch-2.15, mode: eager}\n", 9)
+                        "include:\n  - {model: hf:llama-3.2-1b, env: torch-2.15, mode: eager}\n"
+                        # The job's vocabulary and no dropout (#49): GPT-2's 50,257 tokens were kept whatever vocab said.
+                        "  - {model: hf:gpt2, env: torch-2.15, mode: eager, vocab: 1000, dropout: 'off'}\n", 10)
         ran = self.stored(db, "r.model, r.env, r.mode, r.status, r.mode_ran, r.error", language_id)
-        self.assertEqual(len(ran), 9, ran)
+        self.assertEqual(len(ran), 10, ran)
         for model, env, mode, status, mode_ran, error, _ in ran:
             self.assertEqual((status, mode_ran), ("ok", mode), (model, env, error))
         # A configuration the repository names (schemas/hf_configurations.json),
@@ -262,6 +271,12 @@ class Environments(ProcessTestCase):
                      for model, *_, document in ran if model == "hf:llama-3.2-1b")
         layer = 4 * 64 * 64 + 3 * 64 * 256 + 2 * 64  # q, k, v, o (4 key/value heads: gcd(8, 4)); the MLP; two norms
         self.assertEqual(llama, 128256 * 64 + 2 * layer + 64)
+        gpt2 = {json.loads(document)["job"].get("vocab"): json.loads(document)["execution"]
+                for model, env, mode, *_, document in ran if (model, env, mode) == ("hf:gpt2", "torch-2.15", "eager")}
+        self.assertEqual(gpt2[None]["model_parameters"] - gpt2[1000]["model_parameters"], (50257 - 1000) * 64)
+        self.assertEqual(gpt2[None]["dropout"]["asked"], "model")
+        self.assertEqual(gpt2[1000]["dropout"]["asked"], "off")
+        self.assertGreater(gpt2[1000]["dropout"]["layers"], 0)  # embeddings', attention's and residual drops
 
         # Generation (docs/language-models.md) of transformers' causal models
         # in both versions: DynamicCache eager, StaticCache compiled, and the
@@ -308,13 +323,21 @@ class Environments(ProcessTestCase):
                 "JOIN result_documents d ON d.job_id = r.job_id AND d.attempt = r.attempt "
                 "WHERE r.sweep_id IN (?, ?) AND r.status = 'ok' AND r.mode = 'eager' AND r.model != 'hf:llama-3.2-1b'",
                 (library_id, language_id)).fetchall()
-        self.assertEqual(len(counted), 8, counted)
-        for model, env, flops_per_step, achieved, document in counted:
+        self.assertEqual(len(counted), 9, counted)
+        by_python = {}
+        for row in counted:
+            by_python.setdefault(json.loads(row[-1])["context"]["env"]["python"], []).append(row)
+        owns = {}
+        for python, rows in by_python.items():
+            jobs = [json.loads(row[-1])["job"] for row in rows]
+            found = json.loads(subprocess.run([python, "-c", INDEPENDENT_COUNT, json.dumps(jobs)], capture_output=True,
+                                              text=True, check=True, timeout=600).stdout)
+            owns.update((id(row), own) for row, own in zip(rows, found))
+        for row in counted:
+            model, env, flops_per_step, achieved, document = row
+            own = owns[id(row)]
             document = json.loads(document)
             execution = document["execution"]
-            own = json.loads(subprocess.run([document["context"]["env"]["python"], "-c", INDEPENDENT_COUNT,
-                                             json.dumps(document["job"])], capture_output=True, text=True,
-                                            check=True, timeout=300).stdout)
             batch = document["job"]["batch_size"]
             self.assertEqual(execution["model_parameters"], own["parameters"], (model, env))
             self.assertEqual(execution["counted_flops"]["per_step"], own["per_step"], (model, env))

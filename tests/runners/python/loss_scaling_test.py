@@ -46,12 +46,12 @@ class LossScaling(unittest.TestCase):
                              if isinstance(value, type) and issubclass(value, contract.Framework)
                              and value.__module__ == cls.runner.__name__)()
         # Once, as the runner does before its backend starts.
-        job, _ = contract.resolve_job(MLP, ARGS.name)
+        job = contract.resolve_job(MLP, ARGS.name)
         cls.framework.set_threads(job)
         cls.framework.place(job)
 
     def experiment(self, mode="compiled", **knobs):
-        job, _ = self.contract.resolve_job(dict(MLP, **knobs), ARGS.name)
+        job = self.contract.resolve_job(dict(MLP, **knobs), ARGS.name)
         # Past framework.experiment(), which refuses fp16 on a CPU.
         return self.framework.experiment_class(self.framework, job, mode)
 
@@ -67,7 +67,7 @@ class LossScaling(unittest.TestCase):
         return losses
 
     def test_the_runner_refuses_fp16_on_a_cpu_job(self):
-        job, _ = self.contract.resolve_job(dict(MLP, precision="fp16"), ARGS.name)
+        job = self.contract.resolve_job(dict(MLP, precision="fp16"), ARGS.name)
         with self.assertRaisesRegex(self.contract.Unsupported, "fp16 is unsupported on this device"):
             self.framework.experiment(job, "compiled", None)
 

@@ -137,6 +137,17 @@ def build(job):
 """
 
 
+# A user's model with a Dropout layer (#49): dropout off gives a step without random numbers.
+DROPPING = """\
+import torch
+
+
+def build(job):
+    module = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Dropout(0.5), torch.nn.Linear(32, 10))
+    return {"module": module,
+            "make_batch": lambda n, device: (torch.randn(n, 16, device=device), torch.randint(10, (n,), device=device))}
+"""
+
 # A model with an operator Inductor has no lowering for: sort falls back to ATen.
 SORTING = """\
 import torch
@@ -202,6 +213,22 @@ class AccuracyGate(unittest.TestCase):
         self.assertIn("timing", failed)
         self.assertNotIn("accuracy", judged(ARGS.torchsweep, eager.result))  # the same model eager: nothing to hold
 
+
+    def test_with_dropout_off_the_gate_compares_the_timed_graph_itself(self):
+        """A step that drops at random is compiled again for the comparison (fallback_random); with the
+        job's dropout off nothing is random, and the timed graph itself is compared."""
+        with tempfile.TemporaryDirectory(prefix="ts_dropping_") as root:
+            pathlib.Path(root, "dropping.py").write_text(DROPPING)
+            job = {"schema_version": 1, "model": "python:dropping:build", "model_root": root, "mode": "compiled",
+                   "batch_size": 4, "epochs": 1, "warmup": 1, "iters": 2, "threads": 1}
+            own, off = Run(ARGS.runner, job), Run(ARGS.runner, dict(job, dropout="off"))
+        for run in (own, off):
+            self.assertEqual(run.exit_code, 0, run.stderr)
+        self.assertEqual(own.result["execution"]["dropout"], {"asked": "model", "layers": 1})
+        self.assertIn("fallback_random", own.result["accuracy"]["compiled_again"])
+        self.assertEqual(off.result["execution"]["dropout"], {"asked": "off", "layers": 1})
+        self.assertIsNone(off.result["accuracy"]["compiled_again"])
+        self.assertEqual(judged(ARGS.torchsweep, off.result)["accuracy"]["status"], "pass")
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()

@@ -293,7 +293,7 @@ class Generation(unittest.TestCase):
         import torch
         runner = runner_module()
         from torchsweep_harness.contract import resolve_job  # on the path the runner put it
-        job, _ = resolve_job(dict(TINY_GPT_GENERATE, data_batches=1), runner.RUNNER_NAME)
+        job = resolve_job(dict(TINY_GPT_GENERATE, data_batches=1), runner.RUNNER_NAME)
         torch.manual_seed(0)
         from torchsweep_harness.pytorch.models import build_model
         model, _ = build_model(torch, job)
@@ -322,7 +322,7 @@ class Generation(unittest.TestCase):
         import torch
         runner = runner_module()
         from torchsweep_harness.contract import resolve_job  # on the path the runner put it
-        job, _ = resolve_job(dict(TINY_GPT_GENERATE, data_batches=1, mode="compiled"), runner.RUNNER_NAME)
+        job = resolve_job(dict(TINY_GPT_GENERATE, data_batches=1, mode="compiled"), runner.RUNNER_NAME)
         torch.manual_seed(0)
         from torchsweep_harness.pytorch.models import build_model
         model, _ = build_model(torch, job)
@@ -368,17 +368,16 @@ class Generation(unittest.TestCase):
 
 
 class ResolvedJob(unittest.TestCase):
-    def test_knobs_the_model_does_not_read_are_dropped_and_named(self):
+    def test_a_knob_the_model_does_not_take_is_refused_naming_it(self):
         runner_module()
         from torchsweep_harness.contract import resolve_job  # on the path the runner put it
-        job, ignored = resolve_job({"schema_version": 1, "model": "mlp", "batch_size": 2, "width": 8, "vocab": 5,
-                                    "seq_len": 9}, "torch-compile")
-        self.assertEqual(sorted(ignored), ["seq_len", "vocab"])
-        self.assertNotIn("vocab", job)
-        self.assertEqual(job["width"], 8)
-        job, ignored = resolve_job({"schema_version": 1, "model": "gpt", "batch_size": 2, "vocab": 5,
-                                    "input_size": 9}, "torch-compile")
-        self.assertEqual((ignored, job["vocab"], job["seq_len"]), (["input_size"], 5, 1024))
+        from torchsweep_harness.errors import InvalidJob
+        with self.assertRaises(InvalidJob) as refused:
+            resolve_job({"schema_version": 1, "model": "mlp", "batch_size": 2, "width": 8, "vocab": 5}, "torch-compile")
+        self.assertIn("vocab", str(refused.exception))
+        self.assertIn("model 'mlp' does not take it", str(refused.exception))
+        job = resolve_job({"schema_version": 1, "model": "gpt", "batch_size": 2, "vocab": 5}, "torch-compile")
+        self.assertEqual((job["vocab"], job["seq_len"]), (5, 1024))
 
 
 class ModelFlops(unittest.TestCase):
@@ -400,7 +399,7 @@ class ModelFlops(unittest.TestCase):
         runner = runner_module()
         from torchsweep_harness.contract import resolve_job  # on the path the runner put it
         from torchsweep_harness.pytorch.models import build_model
-        jobs = [resolve_job(dict(document, schema_version=1, batch_size=2, threads=1), runner.RUNNER_NAME)[0]
+        jobs = [resolve_job(dict(document, schema_version=1, batch_size=2, threads=1), runner.RUNNER_NAME)
                 for document in self.DOCUMENTS]
         jobs.append(dict(jobs[0], task="infer", gpus=3))
         probe = subprocess.run([ARGS.flops_probe], input=json.dumps(jobs), capture_output=True, text=True, check=True)

@@ -94,8 +94,7 @@ def validate_job(document):
 
 
 def resolve_job(document, runner_name):
-    """The resolved job (docs/worker.md, "The resolved job") and the knobs
-    given that its model does not read (reported as warnings). An agent's
+    """The resolved job (docs/worker.md, "The resolved job"). An agent's
     job comes resolved; one given by hand is resolved by `torchsweep
     resolve`, the agent's own code, found in the installation's bin/ or on
     PATH.
@@ -107,7 +106,7 @@ def resolve_job(document, runner_name):
     if job["data_parallel"] == "always":
         raise InvalidJob("data_parallel", "always (the one-rank data-parallel path) is the LibTorch worker's; "
                                           "this runner trains in one process without collectives")
-    return job, job.get("ignored_knobs", [])
+    return job
 
 
 def resolved_by_torchsweep(document, runner_name):
@@ -192,6 +191,9 @@ def main(argv, name, make_framework):
     parser.add_argument("--count-flops", action="store_true",
                         help="write one step's FLOPs of the job's model (counted_flops.schema.json) to --out instead "
                              "of running it (the agent asks this for runners that count none, docs/models.md)")
+    parser.add_argument("--write-initial-weights", metavar="FILE",
+                        help="write the job's model's initial weights (its seed), named as its library names them, "
+                             "to FILE instead of running it (`torchsweep weights`, docs/frameworks.md)")
     try:
         arguments = parser.parse_args(argv)
     except SystemExit as exit_request:
@@ -211,15 +213,15 @@ def main(argv, name, make_framework):
         print("site " + json.dumps([path for path in sys.path if os.path.isdir(path)]))
         return EXIT_OK
     log = logger(parser.prog)
-    if not arguments.job or not arguments.out:
-        log.error("--job and --out are required")
+    if not arguments.job or not (arguments.out or arguments.write_initial_weights):
+        log.error("--job and --out (or --write-initial-weights) are required")
         return EXIT_INVALID
     try:
         text = sys.stdin.read() if arguments.job == "-" else open(arguments.job).read()
         document = json.loads(text)
         if not isinstance(document, dict):
             raise InvalidJob("", "the job document must be a JSON object")
-        job, ignored = resolve_job(document, name)
+        job = resolve_job(document, name)
     except (OSError, ValueError) as error:
         log.error(f"invalid job: {arguments.job}: {error}")
         return EXIT_INVALID
@@ -228,11 +230,12 @@ def main(argv, name, make_framework):
         return EXIT_INVALID
 
     framework = make_framework()
+    if arguments.write_initial_weights:
+        return write_initial_weights(framework, job, arguments.write_initial_weights, log)
     if arguments.count_flops:
         return count_flops(framework, job, arguments.out, log)
     result = {"schema_version": 1, "status": "ok", "runner": {"name": name, "version": build_info.VERSION},
-              "job": job, "warnings": [f"knob '{k}' does not apply to model '{job['model']}' and was ignored"
-                                       for k in ignored], "started_at": utc_now()}
+              "job": job, "warnings": [], "started_at": utc_now()}
     try:
         framework.run(job, result)
     except InvalidJob as error:  # what only the built model tells (an hf: model's positions)
@@ -284,6 +287,21 @@ def count_flops(framework, job, out, log):
         log.error(f"FLOPs not counted: {type(error).__name__}: {error}")
         return EXIT_FAILED
     write_result(out, counted)
+    return EXIT_OK
+
+
+def write_initial_weights(framework, job, path, log):
+    """--write-initial-weights: the framework's model's weights at the job's seed."""
+    if not hasattr(framework, "write_initial_weights"):
+        log.error("invalid job: this runner writes no initial weights (the LibTorch worker writes the built-in "
+                  "models', the torch-compile runner a library's and the user's)")
+        return EXIT_INVALID
+    try:
+        count = framework.write_initial_weights(job, path)
+    except (Unsupported, RuntimeError) as error:  # the model's failure: said, nothing written
+        log.error(f"initial weights not written: {type(error).__name__}: {error}")
+        return EXIT_FAILED
+    log.info(f"wrote the initial weights of {job['model']} (seed {job['seed']}): {count} tensors to {path}")
     return EXIT_OK
 
 

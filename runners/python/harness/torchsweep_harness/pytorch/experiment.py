@@ -8,8 +8,10 @@ from ..errors import Unsupported
 from ..measure import ExperimentBase
 from .batches import memory_format, synthetic_batch
 from .compile_diagnostics import compile_options
+from .library_models import set_dropout
 from .losses import model_loss
 from .models import build_model
+from . import weights
 
 
 class Experiment(ExperimentBase):
@@ -22,13 +24,9 @@ class Experiment(ExperimentBase):
             raise Unsupported("fp16 (float16 autocast with loss scaling) runs on CUDA only")
         torch.manual_seed(job["seed"])
         self.model, sample_shape = build_model(torch, job)
+        self.dropout = set_dropout(self.model, job)
         self.sample_shape = sample_shape
-        weights = start_state.initial_weights(job)
-        if weights is not None:
-            try:  # strict: every parameter and buffer, nothing left over, shapes checked
-                self.model.load_state_dict({name: torch.from_numpy(array) for name, array in weights.items()})
-            except RuntimeError as error:
-                raise RuntimeError(f"initial_weights: {job['initial_weights']}: {error}") from error
+        weights.load(torch, self.model, job)
         self.model.to(self.device)
         # channels_last: cuDNN's tensor-core convolutions run NHWC; weights and inputs in that layout, values
         # unchanged (the same start as contiguous), as the worker does.
@@ -142,4 +140,5 @@ def execution_section(job, experiment, ran_compiled, fallback_reason, dynamo, ma
             "capture_seconds": None, "precision": job["precision"], "autocast_dtype": AUTOCAST_DTYPES[job["precision"]],
             "device": str(experiment.device), "model_parameters": experiment.parameters,
             "initial_parameter_l1": experiment.initial_parameter_l1, **start_state.execution_fields(job),
-            "compile": dynamo, "math": math, "data_layout": experiment.data_layout}
+            "compile": dynamo, "math": math, "data_layout": experiment.data_layout,
+            "dropout": experiment.dropout}

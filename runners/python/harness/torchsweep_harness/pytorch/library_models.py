@@ -35,6 +35,29 @@ def library_models(library):
     return sorted(model_type for model_type in CONFIG_MAPPING_NAMES if model_type in language) + sorted(named)
 
 
+# The modules that drop at random in training: torch's Dropout*, timm's DropPath, torchvision's StochasticDepth.
+RANDOM_DROPS = ("Dropout", "DropPath", "StochasticDepth")
+
+
+def set_dropout(model, job):
+    """The job's dropout (schemas/job.schema.json): off zeroes the
+    probability of every module of `model` that drops at random (p, or
+    timm's drop_prob); model, or none given, keeps them. Returns
+    execution.dropout: what was asked and how many such modules the model
+    has. Dropout a user's forward calls functionally is out of reach."""
+    asked, layers = job.get("dropout", "model"), 0
+    for module in model.modules():
+        if not any(kind in type(module).__name__ for kind in RANDOM_DROPS):
+            continue
+        attribute = next((name for name in ("p", "drop_prob") if isinstance(getattr(module, name, None), float)), None)
+        if attribute is None:
+            continue
+        layers += 1
+        if asked == "off":
+            setattr(module, attribute, 0.0)
+    return {"asked": asked, "layers": layers}
+
+
 def build_library_model(torch, job):
     """LIBRARY:NAME (schemas/model_libraries.json), built by the library of this
     environment, randomly initialised; Unsupported, naming the versions, where
@@ -95,6 +118,10 @@ def build_user_model(torch, job):
             super().__init__()
             self.module = module
 
+        def library_module(self):
+            """The user's own module: initial weights carry its names."""
+            return self.module
+
         def forward(self, inputs):
             if isinstance(inputs, dict):
                 return self.module(**inputs)
@@ -132,6 +159,15 @@ def build_language_model(torch, transformers, job, name, where):
     if "heads" in job and getattr(default, "num_key_value_heads", None):
         # Grouped-query attention: as many key/value heads as still divide the job's heads.
         sizes["num_key_value_heads"] = math.gcd(default.num_key_value_heads, job["heads"])
+    if "vocab" in job:
+        sizes["vocab_size"] = job["vocab"]
+        # Special tokens beyond a smaller vocabulary (GPT-2's 50256) become its last id, as the mask token does.
+        sizes.update((name, job["vocab"] - 1) for name in ("bos_token_id", "eos_token_id", "pad_token_id")
+                     if isinstance(getattr(default, name, None), int) and getattr(default, name) >= job["vocab"])
+    if job.get("dropout") == "off":
+        # Attention dropout is often functional, read from the configuration (Llama's, BERT's under SDPA).
+        sizes.update((key, 0.0) for key, value in default.to_dict().items()
+                     if isinstance(value, float) and ("dropout" in key or "pdrop" in key))
     config = transformers.AutoConfig.for_model(model_type, **{**base, **sizes})
     positions = getattr(config, "max_position_embeddings", None)
     if positions is not None and job["seq_len"] > positions:
@@ -154,6 +190,10 @@ def build_language_model(torch, transformers, job, name, where):
         def __init__(self):
             super().__init__()
             self.model = model
+
+        def library_module(self):
+            """transformers' own model: initial weights carry its names."""
+            return self.model
 
         def forward(self, ids):
             return self.model(input_ids=ids).logits
