@@ -306,6 +306,31 @@ def check_peak_vs_load(evidence):
     return ("pass" if low <= ratio <= high else "fail"), text + f" (want {low}..{high})"
 
 
+def check_energy(evidence):
+    """Every result the agent judged has its energy section (docs/methodology.md): on a GPU, NVML's
+    counter over the timed epochs, which the judge holds against the integral of the sampled power
+    (its warning, agent/judge/energy.hpp, fails the check); on a CPU, RAPL's or absent with the reason."""
+    ok = _ok_results(evidence)
+    if not ok:
+        return _nothing(evidence, _any, "no successful result")
+    if not any("energy" in r for r in ok):
+        return "not run", "no result came through an agent (the runners ran directly): no energy section"
+    problems, lines = [], []
+    for result in ok:
+        energy, job_id = result.get("energy") or {}, result["job"]["job_id"]
+        if not str(result["job"].get("device", "cpu")).startswith("cuda"):
+            lines.append(energy.get("source") or f"absent ({(energy.get('reason') or 'no section')[:80]})")
+            continue
+        if energy.get("status") != "ok" or energy.get("source") != "nvml" or not energy.get("joules", 0) > 0:
+            problems.append(f"{job_id}: {energy.get('reason') or 'no NVML energy over its timed epochs'}")
+        problems += [f"{job_id}: {w}" for w in result.get("warnings", []) if w.startswith("energy:")]
+        if energy.get("status") == "ok":
+            lines.append(f"{energy['joules']:.0f} J at {energy['average_power_w']:.0f} W")
+    if problems:
+        return "fail", "; ".join(problems)[:600]
+    return "pass", f"{len(ok)} results: " + ", ".join(sorted(set(lines)))[:300]
+
+
 def check_results(evidence):
     results = evidence["results"]
     if results is None:
@@ -354,6 +379,7 @@ CHECKS = [
     ("results", check_results),
     ("event_vs_wall", check_event_vs_wall),
     ("memory", check_memory),
+    ("energy", check_energy),
     ("fp16_loss_scaling", check_fp16_loss_scaling),
     ("first_loss", check_first_loss),
     ("accuracy_gate", check_accuracy_gate),

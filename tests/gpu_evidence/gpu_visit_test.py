@@ -27,8 +27,8 @@ import unittest
 from pathlib import Path
 
 ARGS = None
-CHECKS = ["preflight", "nvml_under_load", "tf32_policy", "results", "event_vs_wall", "memory", "fp16_loss_scaling",
-          "first_loss", "accuracy_gate", "peak_vs_load", "core", "extras"]
+CHECKS = ["preflight", "nvml_under_load", "tf32_policy", "results", "event_vs_wall", "memory", "energy",
+          "fp16_loss_scaling", "first_loss", "accuracy_gate", "peak_vs_load", "core", "extras"]
 RETURNED = {"evidence.tar.gz", "summary.txt", "preflight.json", "console.log"}
 
 
@@ -305,6 +305,18 @@ class Visit(unittest.TestCase):
             "".join(json.dumps(dict(s, used_bytes=s["used_bytes"] * 10)) + "\n" for s in samples))
         self.assert_only_failure(folder, *self.checks_only(folder), "memory")
 
+    def test_gpu_energy_fails_without_nvmls_counter_or_when_it_disagrees_with_the_power(self):
+        absent = {"status": "absent", "reason": "the nvml energy counter of GPU 0 cannot be read"}
+        for name, change in (("energy-absent", lambda r: r.update(energy=absent)),
+                             ("energy-apart", lambda r: r["warnings"].append(
+                                 "energy: the nvml counter says 1300 J over the timed epochs, the integral of the "
+                                 "sampled power 700 J; more than 20% apart, the energy figures may be wrong"))):
+            folder = self.gpu_shaped(name)
+            self.edit(folder, "results.json",
+                      lambda results: [change(r) for r in results if r["job"]["precision"] == "fp16"][:1])
+            code, found = self.checks_only(folder)
+            self.assertEqual(found["energy"][0], "fail", (name, found["energy"]))
+
     def test_memory_fails_without_samples_while_a_job_ran(self):
         folder = self.copy("memory-none")
         (folder / "nvml-sweep.jsonl").write_text("")
@@ -357,6 +369,9 @@ class Visit(unittest.TestCase):
                     reserved = r["memory"]["peak_rss_bytes"]
                     r["memory"] = {"source": "cuda_allocator", "peak_allocated_bytes": reserved // 2,
                                    "peak_reserved_bytes": reserved}
+                    r["energy"] = {"status": "ok", "source": "nvml", "window": "timed_epochs", "seconds": 2.0,
+                                   "joules": 1300.0, "average_power_w": 650.0, "power_integral_joules": 1290.0,
+                                   "counter_wraps": 0, "domains": []}
                     r["telemetry"] = {"status": "ok", "source": "nvml", "driver": "580.65.06",
                                       "window": "timed_epochs", "samples": 4, "throttled": False,
                                       "gpus": [{"index": 0, "process_memory_bytes": {
