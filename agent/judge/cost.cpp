@@ -3,6 +3,7 @@
 #include <string>
 
 #include "agent/judge/summary.hpp"
+#include "agent/judge/timing_summary.hpp"
 #include "shared/job_fields.hpp"
 
 namespace ts::agent {
@@ -27,17 +28,12 @@ std::optional<nlohmann::json> cost_of(const nlohmann::json& result, const nlohma
   const bool cuda = job_fields::get<std::string>(job, "device").starts_with("cuda");
   const int64_t devices = cuda ? job_fields::get<int64_t>(job, "gpus") : 1;
   const double per_second = price.get<double>() * static_cast<double>(devices) / 3600.0;
-  const auto per_million = [&](const char* rate) -> nlohmann::json {
-    const auto value = result.value(nlohmann::json::json_pointer(std::string("/timing/") + rate), nlohmann::json());
-    if (!value.is_number() || value.get<double>() <= 0) return nullptr;
-    return per_second / value.get<double>() * 1e6;
-  };
   return nlohmann::json{{"device", name},
                         {"devices", devices},
                         {"price_per_hour", price},
                         {"price_from", source},
-                        {"per_million_samples", per_million("samples_per_second")},
-                        {"per_million_tokens", per_million("tokens_per_second")},
+                        {"per_million_samples", per_unit_of_work(result, "samples_per_second", per_second * 1e6)},
+                        {"per_million_tokens", per_unit_of_work(result, "tokens_per_second", per_second * 1e6)},
                         {"run_seconds", run_seconds ? nlohmann::json(*run_seconds) : nlohmann::json(nullptr)},
                         {"run", run_seconds ? nlohmann::json(per_second * *run_seconds) : nlohmann::json(nullptr)}};
 }

@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
+
+#include "agent/judge/timing_summary.hpp"
 
 namespace ts::agent {
 
@@ -12,13 +15,10 @@ void judge_energy(nlohmann::json& result) {
   if (found == result.end() || found->value("status", "") != "ok") return;
   auto& energy = *found;
   const auto& power = energy.at("average_power_w");
-  const auto per = [&](const char* rate) -> nlohmann::json {
-    const auto value = result.value(nlohmann::json::json_pointer(std::string("/timing/") + rate), nlohmann::json());
-    if (!power.is_number() || !value.is_number() || value.get<double>() <= 0) return nullptr;
-    return power.get<double>() / value.get<double>();
-  };
-  energy["per_sample_joules"] = per("samples_per_second");
-  energy["per_token_joules"] = per("tokens_per_second");
+  for (const auto& [field, rate] :
+       {std::pair{"per_sample_joules", "samples_per_second"}, std::pair{"per_token_joules", "tokens_per_second"}}) {
+    energy[field] = power.is_number() ? per_unit_of_work(result, rate, power.get<double>()) : nullptr;
+  }
   const auto& integral = energy.at("power_integral_joules");
   const double joules = energy.at("joules").get<double>();
   if (integral.is_number() && joules > 0 &&

@@ -60,4 +60,10 @@ void summarize_timing(nlohmann::json& result) {
   }
 }
 
+nlohmann::json per_unit_of_work(const nlohmann::json& result, const std::string& rate, double per_second) {
+  const auto value = result.value(nlohmann::json::json_pointer("/timing/" + rate), nlohmann::json());
+  if (!value.is_number() || value.get<double>() <= 0) return nullptr;
+  return per_second / value.get<double>();
+}
+
 }  // namespace ts::agent

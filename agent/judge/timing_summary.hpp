@@ -24,4 +24,9 @@ inline constexpr double warmup_insufficient_ratio = 1.5;
 // Only a successful result with a timing section is touched.
 void summarize_timing(nlohmann::json& result);
 
+// `per_second` (a price, a power) per unit of work at the measured
+// throughput: divided by the result's timing.RATE (samples_per_second,
+// tokens_per_second); null where the result has no positive such rate.
+nlohmann::json per_unit_of_work(const nlohmann::json& result, const std::string& rate, double per_second);
+
 }  // namespace ts::agent

@@ -94,13 +94,22 @@ bool reads_knob(const ModelSpec& spec, const std::string& knob) {
          std::find(spec.own_knobs.begin(), spec.own_knobs.end(), knob) != spec.own_knobs.end();
 }
 
+namespace {
+
+// The knobs a model takes: those with a default of its own and those it leaves to the model (null).
+std::set<std::string> knobs_taken(const ModelSpec& spec) {
+  std::set<std::string> knobs;
+  for (const auto& [knob, value] : spec.defaults) knobs.insert(knob);
+  knobs.insert(spec.own_knobs.begin(), spec.own_knobs.end());
+  return knobs;
+}
+
+}  // namespace
+
 const std::vector<std::string>& all_knobs() {
   static const auto all = [] {
     std::set<std::string> knobs;
-    const auto add = [&](const ModelSpec& spec) {
-      for (const auto& [knob, value] : spec.defaults) knobs.insert(knob);
-      knobs.insert(spec.own_knobs.begin(), spec.own_knobs.end());
-    };
+    const auto add = [&](const ModelSpec& spec) { knobs.merge(knobs_taken(spec)); };
     for (const auto& spec : catalogue()) add(spec);
     for (const auto& [name, spec] : libraries()) add(spec);
     return std::vector<std::string>(knobs.begin(), knobs.end());
@@ -160,11 +169,8 @@ void check_knobs(const nlohmann::json& job) {
   const auto& model = *spec;
   for (const auto& knob : all_knobs()) {
     if (!job.contains(knob) || reads_knob(model, knob)) continue;
-    std::set<std::string> takes;
-    for (const auto& [own, value] : model.defaults) takes.insert(own);
-    takes.insert(model.own_knobs.begin(), model.own_knobs.end());
     std::string listed;
-    for (const auto& own : takes) listed += (listed.empty() ? "" : ", ") + own;
+    for (const auto& own : knobs_taken(model)) listed += (listed.empty() ? "" : ", ") + own;
     throw InvalidInput(knob, "model '" + name + "' does not take it (" +
                                  (listed.empty() ? "it takes no knob" : "its knobs: " + listed) + ")");
   }

@@ -47,12 +47,10 @@ def write(model, path):
     """The model's weights as its library names them, to a safetensors file;
     a tied tensor once (under its first name). Returns how many tensors."""
     from safetensors.torch import save_file
-    state, seen = {}, set()
-    for name, tensor in owner(model).state_dict().items():
-        key = (tensor.data_ptr(), tuple(tensor.shape))
-        if key in seen:
-            continue
-        seen.add(key)
-        state[name] = tensor.detach().to("cpu").contiguous().clone()
+    module, state = owner(model), {}
+    groups = tied_groups(module)
+    for name, tensor in module.state_dict().items():
+        if not any(other in state for other in groups[name]):
+            state[name] = tensor.detach().to("cpu").contiguous().clone()
     save_file(state, str(path), metadata={"written_by": "torchsweep-torch-compile"})
     return len(state)
