@@ -13,6 +13,7 @@
 #include "agent/judge/summary.hpp"
 #include "agent/node/capabilities.hpp"
 #include "agent/node/machine_condition.hpp"
+#include "agent/node/probe_cache.hpp"
 #include "agent/node/process_tree.hpp"
 #include "agent/rank_launch.hpp"
 #include "shared/errors.hpp"
@@ -73,7 +74,11 @@ Agent::Agent(asio::io_context& io, AgentOptions options)
     options_.work_directory = std::filesystem::temp_directory_path() / ("torchsweep-agent-" + options_.name);
   }
   std::filesystem::create_directories(options_.work_directory);
-  const auto probes = probe_runners(runners_, environments_, options_.work_directory / "probes.json");
+  // The machine's answers, not one work directory's: every agent and `torchsweep run` of this user shares them
+  // (a daemon without a home keeps them in its work directory).
+  auto probe_file = user_probe_cache();
+  if (probe_file.empty()) probe_file = options_.work_directory / "probes.json";
+  const auto probes = probe_runners(runners_, environments_, probe_file);
   for (const auto& [placement, probe] : probes) {
     if (probe.answered) offered_[placement] = probe.versions;
   }

@@ -1,5 +1,6 @@
 #include "agent/node/probe_cache.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 
@@ -49,6 +50,22 @@ ProbeCache::ProbeCache(fs::path file) : file_(std::move(file)) {
   if (file_.empty() || !fs::exists(file_, error)) return;
   try {
     if (auto kept = json_io::read(file_.string()); kept.is_object()) entries_ = std::move(kept);
+    // One file serves every agent and run of a user: entries of programs
+    // since deleted (a removed venv, a test's own interpreter) are dropped,
+    // so the file does not grow with them.
+    for (auto entry = entries_.begin(); entry != entries_.end();) {
+      const auto* files = entry->is_object() ? &(*entry)["files"] : nullptr;
+      const bool gone = !files || !files->is_array() ||
+                        std::any_of(files->begin(), files->end(), [](const nlohmann::json& path) {
+                          return !path.is_string() || stamp(path.get<std::string>()) == "absent";
+                        });
+      if (gone) {
+        entry = entries_.erase(entry);
+        changed_ = true;
+      } else {
+        ++entry;
+      }
+    }
   } catch (const std::exception& failure) {
     log::warn("runner probes kept in {} are unreadable ({}); the runners are asked again", file_.string(),
               failure.what());
@@ -73,10 +90,17 @@ void ProbeCache::remember(const std::string& command, const std::vector<fs::path
   if (file_.empty() || site.empty()) return;
   if (!shared_files_) shared_files_ = shared_files();
   nlohmann::json stamps = nlohmann::json::object();
+  nlohmann::json programs = nlohmann::json::array();
   for (const auto& group : {files, site, *shared_files_}) {
     for (const auto& path : group) stamps[path.string()] = stamp(path);
   }
-  entries_[command] = {{"stamps", std::move(stamps)}, {"version", answers.version}, {"models", answers.models}};
+  for (const auto& path : files) {
+    if (stamp(path) != "absent") programs.push_back(path.string());
+  }
+  entries_[command] = {{"stamps", std::move(stamps)},
+                       {"files", std::move(programs)},
+                       {"version", answers.version},
+                       {"models", answers.models}};
   changed_ = true;
 }
 

@@ -50,9 +50,9 @@ class ProbeCache {
 // the directories of its sys.path; empty when there is none.
 std::vector<std::filesystem::path> parse_site(const std::string& version_output);
 
-// Where a user's programs (`torchsweep submit --dry-run`) keep their
-// probes: $XDG_CACHE_HOME/torchsweep/probes.json, else ~/.cache/...; empty
-// without either variable.
+// Where a user's programs (agents, `torchsweep run`, `submit --dry-run`)
+// keep their probes: $XDG_CACHE_HOME/torchsweep/probes.json, else
+// ~/.cache/...; empty without either variable.
 std::filesystem::path user_probe_cache();
 
 }  // namespace ts::agent

@@ -10,6 +10,7 @@
 #include <iterator>
 
 #include "shared/errors.hpp"
+#include "shared/json_io.hpp"
 #include "tests/support/temp_directory.hpp"
 
 namespace ts::agent {
@@ -182,6 +183,13 @@ TEST(Capabilities, APythonRunnersProbeIsKeptUntilItsInterpreterRunnerOrPackagesC
   EXPECT_EQ(runner_changed.at({"torch-compile", "venv"}).versions.at("torch"), "2.15.0");
   EXPECT_EQ(probe_runners(runners, environments, {}).size(), 2u);  // no cache file: asked, nothing kept
   EXPECT_EQ(calls("python.log"), 8);
+
+  // One file serves every agent of the user: an entry whose runner is gone is dropped at the next start.
+  EXPECT_EQ(json_io::read(cache.string()).size(), 1u);
+  std::filesystem::remove(runners.at("torch-compile").program);
+  runners.erase("torch-compile");
+  probe_runners(runners, environments, cache);
+  EXPECT_TRUE(json_io::read(cache.string()).empty());
 }
 
 }  // namespace
