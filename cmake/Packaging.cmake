@@ -12,6 +12,9 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# Stripped, as Debian ships binaries: their debug information (most of a
+# RelWithDebInfo build, 2.2 GB unpacked) stays in the build tree.
+set(CPACK_STRIP_FILES ON)
 # The torch.compile runner (python3-torch and a compiler for Inductor's CPU
 # kernels), the harness every Python runner shares (jsonschema, safetensors).
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
@@ -19,4 +22,8 @@ set(CPACK_DEBIAN_PACKAGE_DEPENDS
 # Fast BLAS for LibTorch (Debian's default libblas.so.3 is the reference
 # one), mpirun for multi-rank jobs, torchvision, and what Inductor builds with.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libopenblas0-openmp, openmpi-bin, python3-torchvision, g++, python3-dev")
+# The LibTorch workers built against a venv's PyTorch (cmake/WorkerBuilds.cmake)
+# load that venv's libraries, which no package provides: installed by
+# `cmake --install` on this machine, not packaged.
+set(CPACK_INSTALL_CMAKE_PROJECTS "${PROJECT_BINARY_DIR};${PROJECT_NAME};Unspecified;/")
 include(CPack)

@@ -93,7 +93,9 @@ function(ts_worker_builds out venvs environments)
                       ${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/${program}
       BUILD_ALWAYS ON
       USES_TERMINAL_BUILD ON)
-    install(PROGRAMS ${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/${program} DESTINATION ${CMAKE_INSTALL_BINDIR})
+    # A component of its own: it runs only beside this machine's venv, so the Debian package leaves it out.
+    install(PROGRAMS ${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/${program} DESTINATION ${CMAKE_INSTALL_BINDIR}
+            COMPONENT environment_workers)
     message(STATUS "torchsweep-worker: also built against ${environment}'s LibTorch (${torch}) as ${program}")
     string(APPEND builds "${builds_separator}\"${environment}\": \"${program}\"")
     set(builds_separator ", ")
