@@ -55,10 +55,10 @@ ProbeCache::ProbeCache(fs::path file) : file_(std::move(file)) {
     // so the file does not grow with them.
     for (auto entry = entries_.begin(); entry != entries_.end();) {
       const auto* files = entry->is_object() ? &(*entry)["files"] : nullptr;
-      const bool gone = !files || !files->is_array() ||
-                        std::any_of(files->begin(), files->end(), [](const nlohmann::json& path) {
-                          return !path.is_string() || stamp(path.get<std::string>()) == "absent";
-                        });
+      const bool gone =
+          !files || !files->is_array() || std::any_of(files->begin(), files->end(), [](const nlohmann::json& path) {
+            return !path.is_string() || stamp(path.get<std::string>()) == "absent";
+          });
       if (gone) {
         entry = entries_.erase(entry);
         changed_ = true;

@@ -7,9 +7,10 @@
 // interpreter, the runner), torchsweep's shared files beside this program
 // (harness, schemas) and the directories of the interpreter's sys.path,
 // which a pip install or uninstall changes. When one of them has changed
-// the runner is asked again. Only runners whose --version names their
-// sys.path (the `site` line the Python harness prints) are kept; a program
-// of its own answers in well under a second and is always asked.
+// the runner is asked again. Only runners whose --version names what they
+// load (the `site` line: the Python harness prints its sys.path, the
+// LibTorch worker its shared libraries, whose --list-models builds every
+// model) are kept; any other program is always asked.
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>

@@ -15,6 +15,7 @@
 #endif
 #include "runners/libtorch/experiment.hpp"
 #include "runners/libtorch/job.hpp"
+#include "runners/libtorch/loaded_libraries.hpp"
 #include "runners/libtorch/models/registry.hpp"
 #include "runners/libtorch/peak_probe.hpp"
 #include "runners/libtorch/start_state.hpp"
@@ -103,6 +104,8 @@ int main(int argc, char** argv) {
                   << (cuda.is_string() ? cuda.get<std::string>() : std::string("none")) << "\n";
         // What it runs (fp16 on CUDA only; graph is the tensorflow runner's).
         std::cout << "modes eager compiled\nprecisions fp32 bf16 fp16\ntasks train infer generate\n";
+        // The libraries its answers depend on, as a Python runner names its sys.path: the agent keeps them.
+        std::cout << "site " << nlohmann::json(ts::worker::loaded_libraries()).dump() << "\n";
         return ts::exit_code::ok;
       }
       case ts::worker::WorkerCommand::Action::probe_peak:

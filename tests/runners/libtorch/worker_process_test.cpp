@@ -170,5 +170,23 @@ TEST_F(WorkerProcess, ListModelsPrintsParameterCounts) {
   EXPECT_NE(finished.out.find("11689512"), std::string::npos);
 }
 
+// The agent keeps a runner's answers while what its --version names is unchanged (agent/node/probe_cache.hpp):
+// the worker names the shared libraries it loaded, LibTorch's among them.
+TEST_F(WorkerProcess, VersionNamesTheLibrariesItsAnswersDependOn) {
+  const auto finished = run_program({TS_WORKER_BINARY, "--version"});
+  ASSERT_EQ(finished.exit_code, 0);
+  const auto site = finished.out.find("\nsite ");
+  ASSERT_NE(site, std::string::npos) << finished.out;
+  const auto libraries =
+      nlohmann::json::parse(finished.out.substr(site + 6, finished.out.find('\n', site + 1) - site - 6));
+  ASSERT_TRUE(libraries.is_array());
+  bool torch = false;
+  for (const auto& library : libraries) {
+    EXPECT_TRUE(std::filesystem::exists(library.get<std::string>())) << library;
+    torch = torch || library.get<std::string>().find("libtorch_cpu.so") != std::string::npos;
+  }
+  EXPECT_TRUE(torch) << libraries;
+}
+
 }  // namespace
 }  // namespace ts::worker
