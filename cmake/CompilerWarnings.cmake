@@ -13,5 +13,8 @@ function(ts_project_target target)
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
     target_compile_options(${target} PRIVATE -Wno-restrict)
   endif()
+  # Line tables only (the last -g wins over RelWithDebInfo's -g): stack traces, sanitizer reports and
+  # profilers still name file and line, and a cold build takes a quarter less (LibTorch's templates).
+  target_compile_options(${target} PRIVATE $<$<CONFIG:RelWithDebInfo>:-g1>)
   target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/generated)
 endfunction()
