@@ -10,7 +10,11 @@ namespace ts::job_fields {
 
 // Field -> default, for every field that has one.
 const nlohmann::json& defaults();
-// `job` with every defaulted field it leaves out filled in.
+// Field -> {member -> default}, for the fields that may be an object whose
+// members have defaults (profile).
+const nlohmann::json& member_defaults();
+// `job` with every defaulted field it leaves out filled in, and every
+// defaulted member of an object it gives.
 nlohmann::json with_defaults(const nlohmann::json& job);
 
 // One field of `job`, or its default (std::out_of_range for a field

@@ -80,7 +80,7 @@ Job parse_job(const nlohmann::json& given) {
   }
   // Given with a value of their own: only the torch-compile runner reads them.
   const auto& defaults = job_fields::defaults();
-  for (const char* knob : {"backend", "compile_mode", "compile_cache", "dynamic", "fullgraph", "shapes"}) {
+  for (const char* knob : {"backend", "compile_mode", "compile_cache", "dynamic", "fullgraph", "shapes", "profile"}) {
     if (document.contains(knob) && (!defaults.contains(knob) || document.at(knob) != defaults.at(knob))) {
       job.torch_compile_knobs.emplace_back(knob);
     }

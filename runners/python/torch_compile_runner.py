@@ -33,6 +33,7 @@ from torchsweep_harness.pytorch import weights  # noqa: E402
 from torchsweep_harness.pytorch.library_models import library_models  # noqa: E402
 from torchsweep_harness.pytorch.models import build_model  # noqa: E402
 from torchsweep_harness.pytorch.probes import CudaEventClock, CudaMemoryProbe  # noqa: E402
+from torchsweep_harness.pytorch.profile import profile_steps, unavailable_profile  # noqa: E402
 from torchsweep_harness.pytorch.shapes import check_shapes, shape_sweep  # noqa: E402
 
 RUNNER_NAME = "torch-compile"
@@ -41,6 +42,7 @@ log = logger("torch-compile")
 
 class TorchCompile(Framework):
     TASKS = ("train", "infer", "generate")
+    PROFILES = True
 
     def __init__(self):
         import torch
@@ -106,6 +108,8 @@ class TorchCompile(Framework):
         clock = (CudaEventClock(torch, experiment.device, job["iters"]) if experiment.device.type == "cuda"
                  else HostClock())
         epoch_final, memory, data_report = measure(experiment, clock, probe, job, timing)
+        if job["profile"]:  # after the timed epochs, before anything that compiles again
+            result["profile"] = profile_steps(torch, experiment, job, self.beside_result)
 
         ran_compiled = experiment.compiled
         result["execution"] = execution_section(job, experiment, ran_compiled, fallback_reason, dynamo, math)
@@ -170,6 +174,9 @@ class TorchCompile(Framework):
                                                                 timing.get("first_iteration_seconds"))
                                                 if compiled else None, math)
         result["generation"] = section
+        if job["profile"]:
+            result["profile"] = unavailable_profile(job, "task generate: a generation's decode steps are not "
+                                                         "profiled yet")
         record_measurements(result, timing, {"first_step": None, "second_step": None, "reference_eval": None},
                             [None] * job["epochs"], memory, None)
 

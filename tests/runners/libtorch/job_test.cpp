@@ -29,6 +29,23 @@ TEST(Job, ItersComeFromDatasetSizeWhenNotGiven) {
   EXPECT_EQ(job.iters, 10);
 }
 
+// The worker has no profiler yet (docs/explain.md): a profile asked of it is named among what it ignored, and
+// the agent's resolution fills the profile's defaults.
+TEST(Job, AProfileIsAKnobOnlyTheTorchCompileRunnerReads) {
+  auto document = testing::tiny_mlp();
+  document["profile"] = {{"steps", 2}};
+  const auto resolved = job_resolution::resolve(document, {"libtorch", 2});
+  EXPECT_EQ(resolved.at("profile"), (nlohmann::json{{"steps", 2},
+                                                    {"activities", {"cpu", "cuda"}},
+                                                    {"record_shapes", true},
+                                                    {"memory", false},
+                                                    {"with_stack", false}}));
+  EXPECT_EQ(parse_job(resolved).torch_compile_knobs, std::vector<std::string>{"profile"});
+  EXPECT_TRUE(parse_job(testing::tiny_mlp()).torch_compile_knobs.empty());
+  document["profile"] = {{"steps", 0}};
+  EXPECT_THROW(parse_job(document), InvalidInput);
+}
+
 TEST(Job, AKnobTheModelDoesNotTakeIsRefused) {
   auto document = testing::tiny_mlp();
   document["heads"] = 4;

@@ -11,6 +11,8 @@ Shapes are tiny, so torch.compile takes seconds.
     torch_compile_runner_test.py --runner PATH --worker PATH --schemas DIR
 """
 import argparse
+import gzip
+import hashlib
 import importlib.machinery
 import importlib.util
 import json
@@ -238,6 +240,67 @@ class TorchCompileRunner(unittest.TestCase):
                                        theirs.result["execution"]["initial_parameter_l1"], 1.0, delta=1e-9, msg=case)
                 self.assertAlmostEqual(ours.result["loss"]["first_step"] / theirs.result["loss"]["first_step"], 1.0,
                                        delta=1e-5, msg=case)
+
+
+class Profile(unittest.TestCase):
+    """The job's profile (docs/explain.md): steps under torch.profiler after
+    the timed epochs, a trace beside the result, the operators in it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.validator = result_validator(ARGS.schemas)
+        cls.plain = Run(ARGS.runner, dict(TINY_MLP, mode="eager"))
+        cls.eager = Run(ARGS.runner, dict(TINY_MLP, mode="eager", profile={"steps": 3}))
+        cls.compiled = Run(ARGS.runner, dict(TINY_MLP, mode="compiled", profile={"steps": 2, "record_shapes": False}))
+
+    def test_profiled_steps_come_after_the_timed_epochs_and_leave_them_alone(self):
+        plain, profiled = self.plain.result, self.eager.result
+        # The same weights and batches: the timed steps compute the same losses bit for bit, profile or not.
+        self.assertEqual(plain["loss"], profiled["loss"])
+        self.assertEqual(len(profiled["timing"]["step_seconds"]), len(plain["timing"]["step_seconds"]))
+        self.assertEqual([len(epoch) for epoch in profiled["timing"]["step_seconds"]], [3, 3])
+        self.assertEqual(len(profiled["profile"]["step_seconds"]), 3)
+        times = [judged(ARGS.torchsweep, run.result)["timing"]["median_epoch_seconds"] for run in (self.plain, self.eager)]
+        self.assertLess(max(times) / min(times), 5, times)  # a loose bound: tests share the cores
+
+    def test_a_profile_names_the_operators_and_writes_a_trace_perfetto_opens(self):
+        for run, steps in ((self.eager, 3), (self.compiled, 2)):
+            self.assertEqual(run.exit_code, 0, run.stderr)
+            errors = sorted(self.validator.iter_errors(run.result), key=lambda e: list(e.path))
+            self.assertEqual([f"{list(e.path)}: {e.message}" for e in errors], [])
+            profile = run.result["profile"]
+            self.assertEqual((profile["status"], profile["steps"], profile["activities"]), ("ok", steps, ["cpu"]))
+            self.assertTrue(profile["profiler"].startswith("torch.profiler 2."), profile["profiler"])
+            self.assertEqual(profile["kernels"], [])  # no GPU here
+            trace = pathlib.Path(run.directory.name) / profile["trace"]["file"]
+            self.assertEqual(trace.stat().st_size, profile["trace"]["bytes"])
+            self.assertEqual(hashlib.sha256(trace.read_bytes()).hexdigest(), profile["trace"]["sha256"])
+            events = json.loads(gzip.decompress(trace.read_bytes()))["traceEvents"]
+            self.assertTrue(any(event.get("ph") == "X" for event in events))
+        # The MLP's Linear layers, a row for each input shapes: three a forward step (two hidden, one head).
+        addmm = [row for row in self.eager.result["profile"]["operators"] if row["name"] == "aten::addmm"]
+        self.assertAlmostEqual(sum(row["calls"] for row in addmm), 3)
+        self.assertEqual(len({row["input_shapes"] for row in addmm}), len(addmm))
+        self.assertTrue(all(row["self_cpu_s"] > 0 for row in addmm))
+        shares = [row["self_cpu_s"] for row in self.eager.result["profile"]["operators"]]
+        self.assertEqual(shares, sorted(shares, reverse=True))
+        # Compiled, the graph runs as one region and Inductor's generated kernel does the GELUs: no aten::gelu.
+        compiled = {row["name"] for row in self.compiled.result["profile"]["operators"]}
+        self.assertIn("aten::gelu", {row["name"] for row in self.eager.result["profile"]["operators"]})
+        self.assertNotIn("aten::gelu", compiled)
+        self.assertIn("CompiledFunction", compiled)
+        self.assertTrue(any(name.startswith("Torch-Compiled Region") for name in compiled), compiled)
+        self.assertNotIn("input_shapes", self.compiled.result["profile"]["operators"][0])
+
+    def test_a_generation_and_a_runner_without_a_profiler_say_none_was_taken(self):
+        generation = Run(ARGS.runner, dict(TINY_GPT_GENERATE, profile={}))
+        self.assertEqual(generation.exit_code, 0, generation.stderr)
+        self.assertEqual(generation.result["profile"]["status"], "unavailable")
+        self.assertIn("task generate", generation.result["profile"]["reason"])
+        worker = Run(ARGS.worker, dict(TINY_MLP, profile={}))
+        self.assertEqual(worker.exit_code, 0, worker.stderr)
+        self.assertNotIn("profile", worker.result)
+        self.assertIn("knob 'profile' is read by the torch-compile runner only", " ".join(worker.result["warnings"]))
 
 
 class Generation(unittest.TestCase):

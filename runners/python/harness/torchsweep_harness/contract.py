@@ -159,6 +159,8 @@ class Framework:
     MODES = ("eager", "compiled")  # the job modes it runs
     PRECISIONS = ("fp32", "bf16", "fp16")  # the job precisions it runs (fp16: on CUDA)
     TASKS = ("train", "infer")  # the job tasks it runs (generate: a decoder's, docs/language-models.md)
+    PROFILES = False  # whether it honours the job's profile (docs/explain.md)
+    beside_result = "."  # the folder of files it writes beside the result (a profile's trace); set by main
 
     def versions(self):
         """{"torch": "2.6.0", "cuda": None}: the --version line, framework first."""
@@ -236,6 +238,10 @@ def main(argv, name, make_framework):
         return count_flops(framework, job, arguments.out, log)
     result = {"schema_version": 1, "status": "ok", "runner": {"name": name, "version": build_info.VERSION},
               "job": job, "warnings": [], "started_at": utc_now()}
+    framework.beside_result = os.getcwd() if arguments.out == "-" else os.path.dirname(os.path.abspath(arguments.out))
+    if job.get("profile") and not framework.PROFILES:
+        result["warnings"].append(f"profile: the {name} runner has no profiler yet (the torch-compile runner's; "
+                                  "docs/explain.md): none was taken")
     try:
         framework.run(job, result)
     except InvalidJob as error:  # what only the built model tells (an hf: model's positions)
