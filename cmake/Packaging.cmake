@@ -12,8 +12,7 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# Stripped, as Debian ships binaries: their debug information (most of a
-# RelWithDebInfo build, 2.2 GB unpacked) stays in the build tree.
+# Stripped, as Debian ships binaries: their line tables stay in the build tree.
 set(CPACK_STRIP_FILES ON)
 # The torch.compile runner (python3-torch and a compiler for Inductor's CPU
 # kernels), the harness every Python runner shares (jsonschema, safetensors).
