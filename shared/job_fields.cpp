@@ -4,11 +4,19 @@
 
 namespace ts::job_fields {
 
+namespace {
+
+const nlohmann::json& properties() {
+  static const auto all = nlohmann::json::parse(schema::text("job.schema.json")).at("properties");
+  return all;
+}
+
+}  // namespace
+
 const nlohmann::json& defaults() {
   static const auto all = [] {
-    const auto schema = nlohmann::json::parse(schema::text("job.schema.json"));
     nlohmann::json values = nlohmann::json::object();
-    for (const auto& [name, property] : schema.at("properties").items()) {
+    for (const auto& [name, property] : properties().items()) {
       if (property.contains("default")) values[name] = property.at("default");
     }
     return values;
@@ -18,9 +26,8 @@ const nlohmann::json& defaults() {
 
 const nlohmann::json& member_defaults() {
   static const auto all = [] {
-    const auto schema = nlohmann::json::parse(schema::text("job.schema.json"));
     nlohmann::json values = nlohmann::json::object();
-    for (const auto& [name, property] : schema.at("properties").items()) {
+    for (const auto& [name, property] : properties().items()) {
       // The object the field may be: itself, or one branch of its oneOf (e.g. profile: null or an object).
       auto branches = property.contains("oneOf") ? property.at("oneOf") : nlohmann::json::array({property});
       for (const auto& branch : branches) {

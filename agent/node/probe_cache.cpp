@@ -54,11 +54,11 @@ ProbeCache::ProbeCache(fs::path file) : file_(std::move(file)) {
     // since deleted (a removed venv, a test's own interpreter) are dropped,
     // so the file does not grow with them.
     for (auto entry = entries_.begin(); entry != entries_.end();) {
-      const auto* files = entry->is_object() ? &(*entry)["files"] : nullptr;
-      const bool gone =
-          !files || !files->is_array() || std::any_of(files->begin(), files->end(), [](const nlohmann::json& path) {
-            return !path.is_string() || stamp(path.get<std::string>()) == "absent";
-          });
+      const auto files = entry->is_object() ? entry->find("files") : entry->end();
+      const bool gone = files == entry->end() || !files->is_array() ||
+                        std::any_of(files->begin(), files->end(), [](const nlohmann::json& path) {
+                          return !path.is_string() || stamp(path.get<std::string>()) == "absent";
+                        });
       if (gone) {
         entry = entries_.erase(entry);
         changed_ = true;
@@ -95,7 +95,7 @@ void ProbeCache::remember(const std::string& command, const std::vector<fs::path
     for (const auto& path : group) stamps[path.string()] = stamp(path);
   }
   for (const auto& path : files) {
-    if (stamp(path) != "absent") programs.push_back(path.string());
+    if (stamps.at(path.string()) != "absent") programs.push_back(path.string());
   }
   entries_[command] = {{"stamps", std::move(stamps)},
                        {"files", std::move(programs)},

@@ -4,23 +4,24 @@ those of an unprofiled run; the trace (Chrome's trace event format, gzip)
 beside the result, and the result's profile section: what ran, per
 operator and per GPU kernel, most time first."""
 
-import gzip
 import hashlib
 import os
-import shutil
-import tempfile
 import time
 
 TOP = 50  # rows of each table kept in the result; the trace has every event
 TRACE_NAME = "profile.trace.json.gz"
 
 
+def options(job):
+    """What the job asked of the profile, as both kinds of section repeat it."""
+    asked = job["profile"]
+    return {"steps": asked["steps"], "record_shapes": asked["record_shapes"], "memory": asked["memory"],
+            "with_stack": asked["with_stack"]}
+
+
 def unavailable_profile(job, reason):
     """The profile section of a job whose profile could not be taken."""
-    asked = job["profile"]
-    return {"status": "unavailable", "reason": reason, "profiler": None, "steps": asked["steps"],
-            "activities": [], "record_shapes": asked["record_shapes"], "memory": asked["memory"],
-            "with_stack": asked["with_stack"]}
+    return {"status": "unavailable", "reason": reason, "profiler": None, "activities": [], **options(job)}
 
 
 def profile_steps(torch, experiment, job, folder):
@@ -30,11 +31,10 @@ def profile_steps(torch, experiment, job, folder):
     asked = job["profile"]
     on_gpu = experiment.device.type == "cuda"
     activities = [a for a in asked["activities"] if a == "cpu" or on_gpu]
-    section = {"status": "ok", "profiler": f"torch.profiler {torch.__version__}", "steps": asked["steps"],
-               "activities": activities, "record_shapes": asked["record_shapes"], "memory": asked["memory"],
-               "with_stack": asked["with_stack"]}
     if not activities:
         return unavailable_profile(job, f"activities [cuda] on device {experiment.device}: nothing to record")
+    section = {"status": "ok", "profiler": f"torch.profiler {torch.__version__}", "activities": activities,
+               **options(job)}
     experiment.synchronize()
     step_seconds = []
     with profile(activities=[{"cpu": ProfilerActivity.CPU, "cuda": ProfilerActivity.CUDA}[a] for a in activities],
@@ -52,13 +52,11 @@ def profile_steps(torch, experiment, job, folder):
 
 
 def write_trace(profiler, path):
-    """The trace, gzip-compressed: {file, bytes, sha256} (bytes as written)."""
-    with tempfile.TemporaryDirectory(prefix="torchsweep-trace-") as scratch:
-        plain = os.path.join(scratch, "trace.json")
-        profiler.export_chrome_trace(plain)
-        with open(plain, "rb") as source, gzip.open(path + ".partial", "wb", compresslevel=6) as target:
-            shutil.copyfileobj(source, target)
-    os.replace(path + ".partial", path)
+    """The trace, gzip-compressed by the profiler's own export (a path ending
+    in .gz), then renamed into place: {file, bytes, sha256}."""
+    partial = path[:-len(".json.gz")] + ".partial.json.gz"
+    profiler.export_chrome_trace(partial)
+    os.replace(partial, path)
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
