@@ -16,6 +16,7 @@
 #include "agent/node/probe_cache.hpp"
 #include "agent/node/process_tree.hpp"
 #include "agent/rank_launch.hpp"
+#include "agent/trace_shipping.hpp"
 #include "shared/errors.hpp"
 #include "shared/host_name.hpp"
 #include "shared/job_fields.hpp"
@@ -433,8 +434,10 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, Placement placement)
           job_id, attempt, result.at("efficiency").at("mfu").dump());
       peak_check_ = PeakCheck::stale;
     }
-    deliver(wire::make_message(
-        "job_result", {{"job_id", job_id}, {"attempt", attempt}, {"result", result}, {"seconds", outcome.seconds}}));
+    auto message = wire::make_message(
+        "job_result", {{"job_id", job_id}, {"attempt", attempt}, {"result", result}, {"seconds", outcome.seconds}});
+    attach_trace(message, directory);
+    deliver(message);
     running_.erase(job_id);
     if (!options_.keep_job_directories) std::filesystem::remove_all(directory);
     co_return;

@@ -24,5 +24,7 @@ Command add_judge_command(CLI::App& app);
 Command add_resolve_command(CLI::App& app);
 Command add_estimate_command(CLI::App& app);
 Command add_weights_command(CLI::App& app);
+Command add_gc_command(CLI::App& app);
+Command add_explain_command(CLI::App& app);
 
 }  // namespace ts::cli

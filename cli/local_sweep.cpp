@@ -119,13 +119,22 @@ class ProgressReport {
 
 }  // namespace
 
-void add_local_sweep_options(CLI::App* command, LocalSweepSettings& settings) {
-  command->add_option("sweep", settings.sweep, "sweep file (YAML or JSON)")->required();
-  command->add_option("--db", settings.db, "the SQLite store (created if missing)")->capture_default_str();
+void add_local_agent_options(CLI::App* command, LocalSweepSettings& settings) {
   command->add_option("--runner", settings.runners,
                       "NAME=PATH: an executable honouring the worker contract (repeatable)");
   command->add_option("--work-dir", settings.work_dir, "job directories (default: $TMPDIR/torchsweep-agent-local)");
   command->add_flag("--keep-job-dirs", settings.keep_job_dirs, "keep the directories of successful jobs too");
+  add_peak_probe_option(command, settings.peak_probe);
+  add_data_root_option(command, settings.data_roots);
+  add_model_path_option(command, settings.model_roots);
+  add_environment_option(command, settings.environments);
+  add_price_option(command, settings.prices);
+  command->add_flag("--verbose", settings.verbose, "log the coordinator's and the agent's work (info level)");
+}
+
+void add_local_sweep_options(CLI::App* command, LocalSweepSettings& settings) {
+  command->add_option("sweep", settings.sweep, "sweep file (YAML or JSON)")->required();
+  command->add_option("--db", settings.db, "the SQLite store (created if missing)")->capture_default_str();
   command
       ->add_option("--budget-s", settings.budget_s,
                    "seconds the sweep may take: then its jobs not yet started are cancelled, the jobs in flight "
@@ -136,12 +145,7 @@ void add_local_sweep_options(CLI::App* command, LocalSweepSettings& settings) {
                    "seconds the jobs in flight at the budget's end may still take before they are cancelled too")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  add_peak_probe_option(command, settings.peak_probe);
-  add_data_root_option(command, settings.data_roots);
-  add_model_path_option(command, settings.model_roots);
-  add_environment_option(command, settings.environments);
-  add_price_option(command, settings.prices);
-  command->add_flag("--verbose", settings.verbose, "log the coordinator's and the agent's work (info level)");
+  add_local_agent_options(command, settings);
 }
 
 int run_local_sweep(const LocalSweepSettings& settings, const nlohmann::json& spec,

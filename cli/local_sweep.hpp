@@ -26,7 +26,9 @@ struct LocalSweepSettings {
   bool verbose = false, keep_job_dirs = false;
 };
 
-// The sweep file, the store, the runners, the budget and the agent's roots and environments.
+// The local agent's: runners, work directory, roots, environments, prices.
+void add_local_agent_options(CLI::App* command, LocalSweepSettings& settings);
+// The sweep file, the store, the budget and the local agent's options.
 void add_local_sweep_options(CLI::App* command, LocalSweepSettings& settings);
 
 // Runs `spec` (read from settings.sweep) to its end, its budget's or an

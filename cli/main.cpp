@@ -1,6 +1,6 @@
 // torchsweep: one dispatcher for every mode but the worker.
 //   torchsweep run | coordinator | agent | submit | status | cancel | query | export | report | confirm | nightly
-//              | judge
+//              | judge | resolve | weights | estimate | explain | gc
 // Exit codes (docs/exit-codes.md): 0 ok, 1 internal error, 2 invalid input,
 // 3 work failed, 4 a peer could not be reached or refused us, 5 the store
 // failed (locked past the busy timeout, disk full, I/O), 6 a regression was
@@ -37,6 +37,8 @@ int main(int argc, char** argv) {
       {"resolve", ts::cli::add_resolve_command(app)},
       {"weights", ts::cli::add_weights_command(app)},
       {"estimate", ts::cli::add_estimate_command(app)},
+      {"explain", ts::cli::add_explain_command(app)},
+      {"gc", ts::cli::add_gc_command(app)},
   };
   try {
     app.parse(argc, argv);

@@ -13,12 +13,16 @@
 #include "cli/confirmation.hpp"
 #include "cli/filter_options.hpp"
 #include "cli/table_renderer.hpp"
+#include "readers/explanation_text.hpp"
+#include "readers/labels.hpp"
 #include "readers/report.hpp"
+#include "readers/why_section.hpp"
 #include "shared/errors.hpp"
 #include "shared/log.hpp"
 #include "shared/sweep/sweep.hpp"
 #include "shared/timestamp.hpp"
 #include "shared/wire/protocol.hpp"
+#include "store/artifacts.hpp"
 #include "store/migrations.hpp"
 
 namespace ts::cli {
@@ -43,6 +47,26 @@ bool has_baseline(const std::string& db, const std::string& tag, const std::stri
   return select.step();
 }
 
+// `torchsweep explain` of each regression the night confirmed (or flagged, unconfirmed), against the baseline,
+// printed; one without profiles on both nights says so.
+void explain_regressions(const std::string& db, const readers::Table& table, const readers::ResultFilter& current,
+                         const std::string& tag) {
+  auto database = store::open_read_only(db);
+  const auto baseline_id = readers::resolve_baseline(database, tag, current);
+  for (const auto& row : readers::row_objects(table)) {
+    if (!readers::explained_regression(row)) continue;
+    auto options = readers::regression_explanation(row, current, baseline_id);
+    if (const auto files = store::ArtifactFiles::beside(db)) options.artifacts = files->directory().string();
+    std::printf("\nWhy %s regressed (torchsweep explain, docs/explain.md):\n",
+                readers::label_of(row, readers::configuration_axes()).c_str());
+    try {
+      std::printf("%s", readers::explanation_text(readers::explain(database, options)).c_str());
+    } catch (const InvalidInput& error) {
+      std::printf("  not explained: %s\n", error.what());
+    }
+  }
+}
+
 }  // namespace
 
 Command add_nightly_command(CLI::App& app) {
@@ -54,7 +78,7 @@ Command add_nightly_command(CLI::App& app) {
     std::string sweep, db = "torchsweep.db", tag = "nightly", report_dir = ".";
     int64_t runs = 0, timeout_s = 12 * 3600;
     readers::RegressionRule rule;
-    bool no_confirm = false;
+    bool no_confirm = false, explain = false;
   };
   auto settings = std::make_shared<Settings>();
   command->add_option("sweep", settings->sweep, "sweep file (YAML or JSON)")->required();
@@ -64,6 +88,9 @@ Command add_nightly_command(CLI::App& app) {
   command->add_option("--report-dir", settings->report_dir, "where SWEEP_ID.html and latest.html go")
       ->capture_default_str();
   command->add_flag("--no-confirm", settings->no_confirm, "no reruns: a flagged regression decides the exit status");
+  command->add_flag("--explain", settings->explain,
+                    "torchsweep explain each regression it confirms (with --no-confirm: flags) against the baseline, "
+                    "from both nights' profiles (the sweep needs the job field profile)");
   add_confirmation_options(command, settings->runs, settings->timeout_s);
   add_regression_options(command, settings->rule);
   add_client_options(command, settings->client);
@@ -96,6 +123,7 @@ Command add_nightly_command(CLI::App& app) {
                                         : confirm_regressions(settings->client, settings->db, options,
                                                               settings->runs, timeout);
       print_classification(table, Format::table);
+      if (settings->explain) explain_regressions(settings->db, table, report.filter, settings->tag);
       auto counted = count_classifications(table);
       if (counted["confirmed"] > 0 || (settings->no_confirm && counted["flagged"] > 0)) {
         code = exit_code::regression_confirmed;

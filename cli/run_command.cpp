@@ -7,6 +7,7 @@
 #include "cli/local_sweep.hpp"
 #include "cli/table_renderer.hpp"
 #include "cli/terminal_width.hpp"
+#include "readers/profile_tops.hpp"
 #include "readers/query.hpp"
 #include "readers/report.hpp"
 #include "shared/sweep/sweep.hpp"
@@ -45,6 +46,12 @@ void print_results(store::Store& store, const std::string& sweep_id, const std::
   options.metrics.clear();
   std::cout << "\nPer-configuration medians (sweep " << sweep_id << "):\n"
             << render(plain, Format::table, terminal_width());
+  // A profiled sweep (the job field profile): where each configuration's profiled step goes.
+  if (const auto tops = readers::profile_tops(store.database(), options.filter); !tops.rows.empty()) {
+    std::cout << "\nWhere a profiled step's time goes (the operator and GPU kernel most often on top, with their "
+                 "median share; torchsweep explain A B compares two configurations):\n"
+              << render(tops, Format::table, terminal_width());
+  }
   // A comparison is printed when some configuration has both sides.
   const auto print_comparison = [&](const std::string& axis, const std::string& title) {
     options.compare = axis;

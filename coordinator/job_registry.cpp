@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "coordinator/trace_keeping.hpp"
 #include "shared/errors.hpp"
 #include "shared/job_fields.hpp"
 #include "shared/log.hpp"
@@ -18,7 +19,11 @@ SweepSettings SweepSettings::of(int64_t sequence, const sweep::Sweep& sweep) {
 }
 
 JobRegistry::JobRegistry(store::Store& store, WriteBatch& batch, RegistryOptions options, Send send)
-    : store_(store), batch_(batch), options_(options), send_(std::move(send)) {}
+    : store_(store),
+      artifacts_(store::ArtifactFiles::beside(store.path())),
+      batch_(batch),
+      options_(options),
+      send_(std::move(send)) {}
 
 // ---- jobs ------------------------------------------------------------------
 
@@ -368,7 +373,9 @@ nlohmann::json JobRegistry::outcome(const std::string& agent, const std::string&
     attempt_failed(job_id, "the runner's result names another job or attempt", false);
   } else if (type == "job_result") {
     try {
-      store_.ingest_result(message.at("result"), agent);
+      auto result = message.at("result");
+      keep_trace(result, message, artifacts_);
+      store_.ingest_result(result, agent);
       finish(job_id, JobEvent::Kind::done, "done", "");
     } catch (const InvalidInput& error) {
       attempt_failed(job_id, std::string("its result document is invalid: ") + error.what(), false);

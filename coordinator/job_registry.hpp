@@ -24,6 +24,7 @@
 #include "coordinator/adaptive_repeats.hpp"
 #include "coordinator/scheduler.hpp"
 #include "coordinator/write_batch.hpp"
+#include "store/artifacts.hpp"
 #include "store/store.hpp"
 
 namespace ts::coordinator {
@@ -133,6 +134,7 @@ class JobRegistry {
   void publish(const JobEvent& event);  // to every observer
 
   store::Store& store_;
+  std::optional<store::ArtifactFiles> artifacts_;  // beside the store: the traces shipped with results
   WriteBatch& batch_;
   RegistryOptions options_;
   Send send_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -11,20 +12,19 @@
 #include "readers/noise.hpp"
 #include "readers/regressions.hpp"
 #include "readers/report_assets.hpp"
+#include "readers/reproduce.hpp"
 #include "readers/sql_parts.hpp"
+#include "readers/why_section.hpp"
 #include "shared/errors.hpp"
 #include "shared/json_io.hpp"
 #include "shared/statistics.hpp"
 #include "shared/timestamp.hpp"
 #include "shared/version.hpp"
+#include "store/artifacts.hpp"
 #include "store/store.hpp"
 
 namespace ts::readers {
 namespace {
-
-// The axes of configuration_axes() a sweep document has as axes (device_name is the node's).
-const std::vector<std::string> sweep_axes{"model", "task",   "batch_size", "precision", "mode",
-                                          "gpus",  "runner", "env",        "data"};
 
 nlohmann::json table_json(const Table& table) { return {{"columns", table.columns}, {"rows", row_objects(table)}}; }
 
@@ -114,21 +114,6 @@ nlohmann::json generation_figures(Database& database, QueryOptions options) {
                        {"tokens_per_s", row.at("tokens_per_s")}});
   }
   return figures;
-}
-
-// `torchsweep run` of the sweep document narrowed to this configuration.
-std::string reproduce_command(const nlohmann::json& spec, const nlohmann::json& row) {
-  auto narrowed = spec;
-  narrowed["name"] = spec.value("name", std::string("sweep")) + "-repro";
-  narrowed.erase("tags");  // a rerun by hand is no night of the history
-  for (const auto& axis : sweep_axes) {
-    if (narrowed.contains("axes") && narrowed["axes"].contains(axis) && row.contains(axis)) {
-      narrowed["axes"][axis] = nlohmann::json::array({row.at(axis)});
-    }
-  }
-  std::string quoted;
-  for (const char c : narrowed.dump()) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return "printf '%s\\n' '" + quoted + "' > repro.json && torchsweep run repro.json";
 }
 
 // The sweep document of the newest current sweep that ran the configuration.
@@ -399,11 +384,12 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
   // Speedups: compiled against eager, and each other runner against the reference runner.
   auto speedups = nlohmann::json::array();
   auto memory = nlohmann::json::array();
+  Table by_mode;
   if (!configurations.empty()) {
     QueryOptions compare = plain_options;
     compare.metrics = {"epoch_time", "peak_memory", "compile_time"};
     compare.compare = "mode";
-    const auto by_mode = query(database, compare);
+    by_mode = query(database, compare);
     add_speedups(by_mode, "mode", "eager", speedups);
     data["compiler"] = compiler_figures(database, plain_options, by_mode);
     // The selection as a suite, as PyTorch's compiler dashboard sums one up:
@@ -496,6 +482,10 @@ nlohmann::json report_data(Database& database, const ReportOptions& options) {
     }
   }
   data["summary"] = summary;
+  const auto artifacts = store::ArtifactFiles::beside(options.store_path);
+  data["why"] =
+      why_section(database, {filter, &by_mode, data.contains("regressions") ? &data["regressions"] : nullptr,
+                             baseline_id, artifacts ? artifacts->directory().string() : "", options.page_folder});
 
   const auto history = history_sweeps(database, current, options.filter.tags, options.history_limit);
   data["history"] = {{"sweeps", history.size()}, {"method", "L1 Potts step detection (asv-style), docs/report.md"}};
@@ -578,7 +568,10 @@ std::string report_page(const nlohmann::json& data) {
 }
 
 void write_report(Database& database, const ReportOptions& options, const std::string& path) {
-  json_io::write_bytes_atomically(path, report_page(report_data(database, options)));
+  auto placed = options;
+  placed.page_folder = std::filesystem::path(path).parent_path().string();
+  if (placed.page_folder.empty()) placed.page_folder = ".";
+  json_io::write_bytes_atomically(path, report_page(report_data(database, placed)));
 }
 
 }  // namespace ts::readers

@@ -22,6 +22,7 @@ struct ReportOptions {
   RegressionRule rule;
   std::string store_path;           // shown, and used in the commands the page gives
   std::size_t history_limit = 200;  // newest sweeps of a tag in the trends
+  std::string page_folder;          // where the page goes (write_report sets it): links are relative to it
 };
 
 // Everything the page shows, as one JSON document (also the page's data).

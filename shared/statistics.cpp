@@ -200,6 +200,27 @@ Interval ratio_of_medians(std::span<const double> numerator, std::span<const dou
   return percentile_interval(std::move(ratios), median(numerator) / bottom, options.level);
 }
 
+Interval difference_of_medians(std::span<const double> minuend, std::span<const double> subtrahend,
+                               const BootstrapOptions& options) {
+  require_samples(minuend);
+  require_samples(subtrahend);
+  check_options(options);
+  const double difference = median(minuend) - median(subtrahend);
+  if (std::max(minuend.size(), subtrahend.size()) > options.max_bootstrap_samples) {
+    const double z = two_sided_z(options.level);
+    const double error = std::hypot(median_standard_error(minuend, z), median_standard_error(subtrahend, z));
+    return {difference, difference - z * error, difference + z * error, options.level};
+  }
+  Resampler resampler(options.seed);
+  std::vector<double> differences;
+  differences.reserve(options.resamples);
+  for (std::size_t i = 0; i < options.resamples; ++i) {
+    const double first = resampler.median_of_resample(minuend);
+    differences.push_back(first - resampler.median_of_resample(subtrahend));
+  }
+  return percentile_interval(std::move(differences), difference, options.level);
+}
+
 namespace {
 
 // P(U >= u) under the null hypothesis for samples of sizes m and n without

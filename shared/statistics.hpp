@@ -55,6 +55,12 @@ Interval bootstrap_median(std::span<const double> samples, const BootstrapOption
 Interval ratio_of_medians(std::span<const double> numerator, std::span<const double> denominator,
                           const BootstrapOptions& options = {});
 
+// median(minuend) - median(subtrahend), e.g. a slower step's time less a
+// faster one's, with the interval resampled (or, for large samples,
+// approximated) as ratio_of_medians does.
+Interval difference_of_medians(std::span<const double> minuend, std::span<const double> subtrahend,
+                               const BootstrapOptions& options = {});
+
 struct MannWhitney {
   double u = 0;        // U statistic of the first sample (as scipy.stats.mannwhitneyu reports it)
   double p_value = 1;  // two-sided

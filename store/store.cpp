@@ -68,6 +68,8 @@ Store::Store(const std::string& path)
       insert_document_(database_.prepare("INSERT INTO result_documents (job_id, attempt, document) VALUES (?, ?, ?)")),
       insert_epoch_(database_.prepare(
           "INSERT INTO result_epochs (job_id, attempt, epoch, seconds, step_seconds) VALUES (?, ?, ?, ?, ?)")),
+      insert_artifact_(database_.prepare(
+          "INSERT INTO artifacts (job_id, attempt, kind, sha256, bytes) VALUES (?, ?, 'trace', ?, ?)")),
       job_started_(database_.prepare(
           "UPDATE jobs SET state = 'running', attempts = ?2, agent = ?3, started_at = ?4 WHERE job_id = ?1")),
       job_requeued_(
@@ -163,6 +165,12 @@ bool Store::insert_result(const nlohmann::json& result, const std::string& agent
   insert_result_.run();
   if (insert_result_.changes() == 0) return false;  // (job_id, attempt) already stored
   insert_document_.bind_all(job_id, attempt, result.dump()).run();
+  // The coordinator marks a trace stored once its file is among the artifacts (docs/explain.md).
+  if (const auto trace = result.value(nlohmann::json::json_pointer("/profile/trace"), nlohmann::json());
+      trace.is_object() && trace.value("stored", false)) {
+    insert_artifact_.bind_all(job_id, attempt, trace.at("sha256").get<std::string>(), trace.at("bytes").get<int64_t>())
+        .run();
+  }
   if (result.contains("timing")) {
     const auto& timing = result.at("timing");
     const auto& epochs = timing.at("epoch_seconds");

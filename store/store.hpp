@@ -131,7 +131,7 @@ class Store {
   Database database_;
   Statement insert_result_;
   std::vector<int> result_parameters_;  // per column of store::result_columns(), its parameter in insert_result_
-  Statement insert_document_, insert_epoch_;
+  Statement insert_document_, insert_epoch_, insert_artifact_;
   Statement job_started_, job_requeued_, job_finished_, close_sweep_, has_result_;
 };
 

@@ -1,5 +1,6 @@
 #include "agent/judge/summary.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -79,6 +80,32 @@ nlohmann::json gpu_process_memory(const nlohmann::json& result) {
     }
   }
   return highest ? nlohmann::json(*highest) : nlohmann::json(nullptr);
+}
+
+// The first rows of the profile's summaries (docs/explain.md): the operator with the most self time (the
+// device's where CUDA was recorded, the host's else) and the kernel with the most device time, with their
+// shares of every operator's and kernel's; null without a profile, or an empty table.
+void add_profile_tops(const nlohmann::json& result, nlohmann::json& summary) {
+  for (const char* key : {"top_operator", "top_operator_share", "top_kernel", "top_kernel_share"})
+    summary[key] = nullptr;
+  const auto profile = result.value("profile", nlohmann::json());
+  if (!profile.is_object() || profile.value("status", "") != "ok" || !profile.contains("totals")) return;
+  const auto& totals = profile.at("totals");
+  const auto share = [](double part, double whole) {
+    return whole > 0 ? nlohmann::json(part / whole) : nlohmann::json();
+  };
+  const auto& activities = profile.at("activities");
+  const bool device = std::find(activities.begin(), activities.end(), "cuda") != activities.end();
+  const char* time = device ? "self_device_s" : "self_cpu_s";
+  if (const auto& operators = profile.at("operators"); !operators.empty()) {
+    summary["top_operator"] = operators.at(0).at("name");
+    summary["top_operator_share"] = share(operators.at(0).at(time).get<double>(), totals.at(time).get<double>());
+  }
+  if (const auto& kernels = profile.at("kernels"); !kernels.empty()) {
+    summary["top_kernel"] = kernels.at(0).at("name");
+    summary["top_kernel_share"] =
+        share(kernels.at(0).at("device_s").get<double>(), totals.at("kernel_s").get<double>());
+  }
 }
 
 }  // namespace
@@ -167,6 +194,7 @@ nlohmann::json summary_of(const nlohmann::json& result) {
       {"error", at(result, "/error")},
   };
   add_memory_figures(result, summary);
+  add_profile_tops(result, summary);
   return summary;
 }
 

@@ -440,6 +440,54 @@
     }
   }
 
+  // Why (docs/explain.md): torchsweep explain of each pair and regression whose runs carry profiles.
+  const why = data.why || { entries: [], without_profiles: 0 };
+  if (why.entries.length || why.without_profiles) {
+    const whySection = section("Why", "why");
+    note(whySection, "torchsweep explain of each compiled-vs-eager pair and each flagged or confirmed regression " +
+      "whose runs carry profiles (the job field profile): the operators whose time a step differs most, with " +
+      "their share of the measured difference, and what the profile leaves unexplained (docs/explain.md).");
+    const ms = function (seconds) { return seconds === null || seconds === undefined ? "-" : (1e3 * seconds).toFixed(3); };
+    const signedMs = function (seconds) { return (seconds >= 0 ? "+" : "") + (1e3 * seconds).toFixed(3) + " ms"; };
+    const pairedRows = function (into, rows, what) {
+      sortableTable(into, [["name", what], ["change", "change"], ["a", "A ms", ms], ["b", "B ms", ms],
+        ["difference_s", "difference ms", ms], ["share", "share", percent]],
+        rows.map(function (row) {
+          return { name: row.name, change: row.change, a: row.seconds[0], b: row.seconds[1],
+                   difference_s: row.difference_s, share: row.share };
+        }),
+        function (row) { return { "data-name": row.name, "data-change": row.change }; });
+    };
+    why.entries.forEach(function (entry) {
+      const block = element("article", { className: "why", "data-kind": entry.kind, "data-title": entry.title });
+      block.append(element("h3", { text: entry.kind + ": " + entry.title }));
+      const timed = entry.timed;
+      note(block, "A " + entry.sides[0].spec + ", B " + entry.sides[1].spec + ": a timed step " + ms(timed.step_s[0]) +
+        " ms against " + ms(timed.step_s[1]) + " ms, B " + signedMs(timed.difference_s) + " [" +
+        signedMs(timed.interval[0]) + ", " + signedMs(timed.interval[1]) + "]" +
+        (timed.interval[0] > 0 || timed.interval[1] < 0 ? "" : ": not measurably different, so no shares"));
+      pairedRows(block, entry.operators, entry.time === "self_device_s" ? "operator (device time)" : "operator (CPU time)");
+      if (entry.kernels.length) pairedRows(block, entry.kernels, "GPU kernel");
+      const r = entry.reconciliation;
+      note(block, "The operators account for " + signedMs(r.operators_s) + " of the measured " + signedMs(r.measured_s) +
+        "; " + signedMs(r.unexplained_s) + " unexplained (outside any operator " + signedMs(r.outside_operators_s) +
+        ", the profiler's own cost " + signedMs(r.profiler_cost_s) + "), " + (r.within_bound ? "within" : "OUTSIDE") +
+        " the bound of " + ms(r.bound_s) + " ms.");
+      const links = element("p", { className: "traces" });
+      entry.sides.forEach(function (side) {
+        if (side.trace) links.append(element("a", { href: side.trace, text: "trace " + side.side + " (" + side.profiled_runs + " profiled)" }), " ");
+        else links.append("trace " + side.side + ": not stored ");
+      });
+      links.append("(they open in ui.perfetto.dev or chrome://tracing)");
+      block.append(links);
+      whySection.append(block);
+    });
+    if (why.without_profiles) {
+      note(whySection, why.without_profiles + " pair(s) or regression(s) shown above have no profile on a side: give " +
+        "their sweep the job field profile, or run torchsweep explain, which profiles what it lacks.");
+    }
+  }
+
   const throughput = section("Throughput against batch size", "throughput");
   const models = Array.from(new Set((data.throughput || []).map(function (t) { return t.model; })));
   if (!models.length) note(throughput, "No throughput figures.");

@@ -13,20 +13,10 @@
 
 #include "shared/errors.hpp"
 #include "shared/log.hpp"
+#include "shared/wire/attachment.hpp"
 
 namespace ts::wire {
 namespace {
-
-std::string hex(const unsigned char* bytes, std::size_t size) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string text;
-  text.reserve(2 * size);
-  for (std::size_t i = 0; i < size; ++i) {
-    text += digits[bytes[i] >> 4];
-    text += digits[bytes[i] & 0xf];
-  }
-  return text;
-}
 
 std::string trimmed(std::string text) {
   const auto end = text.find_last_not_of(" \t\r\n");

@@ -54,6 +54,19 @@ class Confirm : public testing::Cluster {
                ? rows[0].at("classification").get<std::string>()
                : rows.dump();
   }
+  // The nightly path's sweep file: one configuration, 5 runs, scaled by the scale file; `fixed` adds fields.
+  std::filesystem::path nightly_file(const std::string& fixed) {
+    return write_file("nightly.yaml", "name: lab\naxes: {mode: [eager]}\nfixed: {model: mlp, batch_size: 4, " + fixed +
+                                          "labels: {noise: '0.02', scale_file: '" + scale_file_.string() +
+                                          "'}}\nrepeats: 5\n");
+  }
+  testing::Finished run_nightly(const std::filesystem::path& file, const std::filesystem::path& reports,
+                                std::vector<std::string> extra = {}) {
+    std::vector<std::string> arguments{"nightly",     file.string(),  "--coordinator",  endpoint(),    "--db",
+                                       db().string(), "--report-dir", reports.string(), "--timeout-s", "60"};
+    arguments.insert(arguments.end(), extra.begin(), extra.end());
+    return torchsweep(arguments);
+  }
   std::filesystem::path scale_file_ = directory_ / "scale";
 };
 
@@ -106,16 +119,9 @@ TEST_F(Confirm, AnUnknownSweepOrConfigurationIsRefusedAndChangesNothing) {
 // The nightly path: night 1 has no baseline; night 2, slower, is flagged,
 // rerun and confirmed (exit 6); night 3, as slow as night 2, is the same.
 TEST_F(Confirm, TheNightlyPathJudgesEachNightAgainstThePreviousOne) {
-  const auto file = write_file("nightly.yaml",
-                               "name: lab\naxes: {mode: [eager]}\n"
-                               "fixed: {model: mlp, batch_size: 4, labels: {noise: '0.02', "
-                               "scale_file: '" +
-                                   scale_file_.string() + "'}}\nrepeats: 5\n");
+  const auto file = nightly_file("");
   const auto reports = directory_ / "reports";
-  const auto nightly = [&] {
-    return torchsweep({"nightly", file.string(), "--coordinator", endpoint(), "--db", db().string(), "--report-dir",
-                       reports.string(), "--timeout-s", "60"});
-  };
+  const auto nightly = [&] { return run_nightly(file, reports); };
   set_scale(1.0);
   const auto first = nightly();
   EXPECT_EQ(first.exit_code, ts::exit_code::ok) << first.err;
@@ -135,6 +141,28 @@ TEST_F(Confirm, TheNightlyPathJudgesEachNightAgainstThePreviousOne) {
 
   const auto third = nightly();  // as slow as the night before: nothing new
   EXPECT_EQ(third.exit_code, ts::exit_code::ok) << third.out << third.err;
+}
+
+// nightly --explain: both nights profiled (the fake runner's profile puts what the scale added into
+// fake::slow_path), so the confirmed regression is explained from the nights' own runs: the slow path first,
+// added, the operators reconciled with the measured difference; the report's Why section has it too.
+TEST_F(Confirm, TheNightlyPathExplainsTheRegressionItConfirms) {
+  const auto file = nightly_file("profile: {steps: 2}, ");
+  const auto reports = directory_ / "reports";
+  const auto nightly = [&] { return run_nightly(file, reports, {"--explain"}); };
+  set_scale(1.0);
+  ASSERT_EQ(nightly().exit_code, ts::exit_code::ok);
+  set_scale(1.3);
+  const auto second = nightly();
+  EXPECT_EQ(second.exit_code, ts::exit_code::regression_confirmed) << second.out << second.err;
+  const auto why = second.out.find("Why mlp");
+  ASSERT_NE(why, std::string::npos) << second.out;
+  const auto explained = second.out.substr(why);
+  EXPECT_NE(explained.find("fake::slow_path  added"), std::string::npos) << explained;
+  EXPECT_LT(explained.find("fake::slow_path"), explained.find("fake::work")) << explained;
+  EXPECT_NE(explained.find(" within the bound "), std::string::npos) << explained;
+  const auto page = testing::slurp(reports / "latest.html");
+  EXPECT_NE(page.find(R"("kind":"confirmed regression")"), std::string::npos);
 }
 
 }  // namespace

@@ -114,6 +114,16 @@ def summary_of(driver):
             for el in driver.find_elements(By.CSS_SELECTOR, "[data-summary]")}
 
 
+def why_of(driver):
+    """The Why section's articles: kind, title, and each operator row's name, change and share."""
+    return driver.execute_script("""
+        return Array.from(document.querySelectorAll('section#why article.why')).map(a => ({
+          kind: a.dataset.kind, title: a.dataset.title,
+          rows: Array.from(a.querySelectorAll('tbody tr')).map(r => [r.dataset.name, r.dataset.change,
+                                                                   r.lastChild.textContent]),
+          text: a.textContent}));""")
+
+
 def confirm_on(args, db, work):
     """torchsweep confirm of the newest night against night 25, served by a real
     coordinator on `db` and one agent whose libtorch runner is the fixture."""
@@ -198,6 +208,10 @@ def main():
         check(len(driver.find_elements(By.CSS_SELECTOR, "figure[data-chart=speedup] svg")) == 1,
               "run: no speedup chart")
         check(len(rows_of(driver, "environment")) == 1, "run: expected one host in the environment table")
+        # No profile in the main job: the Why section says which pairs lack one, and explains none.
+        why = driver.execute_script("const s = document.querySelector('section#why'); return s && s.textContent")
+        check(why is not None and "3 pair(s) or regression(s) shown above have no profile" in why and not why_of(driver),
+              f"run: the Why section reads {why}")
         check(throughput_units(driver) == {"mlp": "samples/s", "resnet18": "samples/s"},
               f"run: the throughput charts' units: {throughput_units(driver)}")
         # The suite's summary: one runner in one environment, its three models passed, none inaccurate.
@@ -285,6 +299,18 @@ def main():
         check(len(driver.find_elements(By.CSS_SELECTOR, "figure[data-chart=scaling] svg")) == 1,
               "history: no scaling chart for the 2-rank configuration")
         check(len(rows_of(driver, "configurations")) == 4, "history: expected 4 configuration rows")
+        # Why (docs/explain.md): the flagged regression's planted operator first, all of the step it added; the
+        # compiled-vs-eager pair's fused kernel added and ATen's activation removed.
+        why = {article["kind"]: article for article in why_of(driver)}
+        check(sorted(why) == ["compiled vs eager", "flagged regression"], f"history: the Why section has {sorted(why)}")
+        regression = why.get("flagged regression", {"rows": [[None]], "text": ""})
+        check(regression["rows"][0][:2] == ["aten::bmm", "added"] and regression["rows"][0][2].startswith("+"),
+              f"history: the regression's Why does not name the planted operator first: {regression['rows']}")
+        check(" within the bound " in regression["text"], f"history: the regression's Why is not reconciled: "
+              f"{regression['text']}")
+        pair = {row[0]: row[1] for row in why.get("compiled vs eager", {"rows": []})["rows"]}
+        check(pair.get("graph_0_cpp_fused_relu_0") == "added" and pair.get("aten::relu") == "removed",
+              f"history: the compiled-vs-eager Why reads {pair}")
         # Noise (docs/noise.md): a band on every history chart, and the noise page's table.
         check(all(t.get("band") for t in trends), f"history: a trend chart without its noise band: {trends}")
         check(len(rows_of(driver, "noise")) == 4, "history: expected 4 rows on the noise page")
@@ -307,6 +333,8 @@ def main():
         check(verdicts(driver) == {"compiled": "regressed/confirmed", "eager": "same/"},
               f"confirmed: the regression is not confirmed: {verdicts(driver)}")
         check(summary_of(driver).get("confirmed") == "1", f"confirmed: summary {summary_of(driver)}")
+        check("confirmed regression" in {article["kind"] for article in why_of(driver)},
+              f"confirmed: no Why for the confirmed regression: {[a['kind'] for a in why_of(driver)]}")
 
         # One run per configuration, and no sweep at all.
         for kind, expected in (("single", "fewer than 5 runs"), ("empty", "holds no sweep")):

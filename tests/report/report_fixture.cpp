@@ -3,7 +3,9 @@
 //   report_fixture --db FILE history   30 nightly sweeps (tag nightly, ids nightly-01..30), 5 runs per
 //                                      configuration with 2% seeded noise: mlp compiled is 25% slower from
 //                                      night 26 on (a step), mlp eager 30% slower on night 12 only (a blip),
-//                                      resnet18 eager flat, and mlp eager on 2 ranks (scaling)
+//                                      resnet18 eager flat, and mlp eager on 2 ranks (scaling); from night
+//                                      25 the mlp runs on one rank carry profiles, the step a planted
+//                                      aten::bmm
 //   report_fixture --db FILE single    one sweep, one run per configuration, and a language model's
 //                                      (gpt at two batch sizes, its throughput in tokens, and its
 //                                      generation eager and compiled)
@@ -52,6 +54,24 @@ nlohmann::json result_for(const nlohmann::json& job, double seconds, std::mt1993
   return result;
 }
 
+// A profile section (docs/explain.md) of a run whose step took `step` seconds: the products, the activation
+// (eager's ATen op, compiled's fused kernel) and the optimizer in their shares of the configuration's usual step,
+// and whatever the step took beyond it as a planted aten::bmm, which the Why section of a regression names.
+nlohmann::json profile_of(const Configuration& configuration, double step) {
+  const double usual = configuration.seconds / 10;  // make_result's 10 steps an epoch
+  std::vector<ts::simulation::SyntheticOperator> operators;
+  const double planted = step - usual * 1.05;  // beyond the 2% noise: the step the history injected
+  if (planted > 0) operators.push_back({"aten::bmm", 12, planted});
+  operators.push_back({"aten::addmm", 3, 0.55 * usual});
+  operators.push_back({"Optimizer.step#SGD.step", 1, 0.2 * usual});
+  if (configuration.mode == "eager") {
+    operators.push_back({"aten::relu", 2, 0.15 * usual});
+  } else {
+    operators.push_back({"graph_0_cpp_fused_relu_0", 1, 0.1 * usual});
+  }
+  return ts::simulation::make_profile(operators, {step * 1.04, step * 1.05});
+}
+
 void add_night(ts::store::Store& store, int night, int runs, std::mt19937& generator) {
   const auto sweep_id = fmt::format("nightly-{:02}", night);
   const nlohmann::json spec{{"name", "nightly"},
@@ -87,6 +107,9 @@ void add_night(ts::store::Store& store, int night, int runs, std::mt19937& gener
       jobs.push_back({job_id, ordinal++, key, run, "libtorch", configuration.gpus, job, 3});
       auto result = result_for(job, seconds, generator);
       result["job"]["attempt"] = 1;
+      if (night >= 25 && configuration.model == "mlp" && configuration.gpus == 1) {
+        result["profile"] = profile_of(configuration, result.at("timing").at("step_seconds").at(0).at(0));
+      }
       results.push_back(std::move(result));
     }
   }

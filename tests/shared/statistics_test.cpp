@@ -117,6 +117,30 @@ TEST(Bootstrap, LargeSamplesUseOrderStatisticsAndAgreeWithTheBootstrap) {
   EXPECT_NEAR(fast.high, resampled.high, 0.05);
 }
 
+TEST(Bootstrap, DifferenceOfMediansIsASlowdownWithAnInterval) {
+  const std::vector<double> slow{2.0, 2.1, 1.9, 2.0, 2.05}, fast{1.0, 1.02, 0.98, 1.0, 1.01};
+  const auto slower = difference_of_medians(slow, fast, {.seed = 1});
+  EXPECT_DOUBLE_EQ(slower.estimate, 1.0);
+  EXPECT_GE(slower.low, 1.9 - 1.02);  // every resampled difference lies in [1.9 - 1.02, 2.1 - 0.98]
+  EXPECT_LE(slower.high, 2.1 - 0.98);
+  EXPECT_LE(slower.low, 1.0);
+  EXPECT_GE(slower.high, 1.0);
+  const auto faster = difference_of_medians(fast, slow, {.seed = 1});
+  EXPECT_DOUBLE_EQ(faster.estimate, -1.0);
+  // Large samples: each median's order-statistic error, combined; about what resampling gives.
+  std::vector<double> small, large;
+  for (int i = 0; i <= 1000; ++i) {
+    small.push_back(i);
+    large.push_back(i + 100.0);
+  }
+  const auto approximated = difference_of_medians(large, small, {.seed = 3, .max_bootstrap_samples = 100});
+  const auto resampled = difference_of_medians(large, small, {.seed = 3, .max_bootstrap_samples = 2000});
+  EXPECT_DOUBLE_EQ(approximated.estimate, 100.0);
+  EXPECT_NEAR(approximated.low + approximated.high, 200.0, 1e-9);  // symmetric
+  EXPECT_NEAR(approximated.low, resampled.low, 10.0);
+  EXPECT_NEAR(approximated.high, resampled.high, 10.0);
+}
+
 TEST(MannWhitney, SmallSamplesWithoutTiesGetTheExactPValue) {
   // 5 against 5, fully separated: only 1 of the C(10, 5) = 252 equally
   // likely rank splits is this extreme each way, so p = 2/252 = 0.0079

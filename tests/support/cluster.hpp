@@ -130,7 +130,8 @@ class Cluster : public ::testing::Test {
   // `labels.epoch_noise` each epoch's by a Gaussian of that spread,
   // `labels.scale_file` (a number in a file) scales them, and
   // `labels.host_scale` ("HOST=FACTOR ...") scales those of the hosts it
-  // names. Results name the host the runner ran on, as a real runner's do.
+  // names. Results name the host the runner ran on, as a real runner's do;
+  // a job with a profile gets one whose operators add up to its step.
   // It is also the witness of "one live attempt per job": for its whole life
   // it holds an exclusive lock on a file of its job, and records a violation
   // when another runner of the same job holds it (violations()); every
@@ -200,6 +201,19 @@ if "epoch_noise" in labels:
     timing["step_seconds"] = [[t / iters] * iters for t in timing["epoch_seconds"]]
     timing["median_epoch_seconds"] = sorted(timing["epoch_seconds"])[len(timing["epoch_seconds"]) // 2]
     timing["median_step_seconds"] = timing["median_epoch_seconds"] / iters
+# job.profile: a profile section (docs/explain.md) whose operators add up to the step: the work, and what
+# labels.scale_file added to it as fake::slow_path, which explain names.
+if job.get("profile"):
+    step = timing["median_step_seconds"]
+    slowed = float(open(labels["scale_file"]).read()) if os.path.exists(labels.get("scale_file", "")) else 1.0
+    rows = [("fake::work", 4, 0.9 * step / slowed), ("fake::slow_path", 2, step - step / slowed)]
+    operators = [{"name": name, "calls": calls, "self_cpu_s": seconds, "cpu_total_s": seconds,
+                  "self_device_s": 0.0, "device_total_s": 0.0} for name, calls, seconds in rows if seconds > 0]
+    result["profile"] = {"status": "ok", "profiler": "fake", "steps": 2, "activities": ["cpu"],
+                         "record_shapes": False, "memory": False, "with_stack": False, "step_seconds": [step, step],
+                         "operators": operators, "kernels": [],
+                         "totals": {"operators": len(operators), "self_cpu_s": sum(o["self_cpu_s"] for o in operators),
+                                    "self_device_s": 0.0, "kernels": 0, "kernel_s": 0.0}}
 json.dump(result, open(args["--out"], "w"))
 )";
     std::filesystem::permissions(path, std::filesystem::perms::owner_all);

@@ -39,7 +39,8 @@ TEST(Job, AProfileIsAKnobOnlyTheTorchCompileRunnerReads) {
                                                     {"activities", {"cpu", "cuda"}},
                                                     {"record_shapes", true},
                                                     {"memory", false},
-                                                    {"with_stack", false}}));
+                                                    {"with_stack", false},
+                                                    {"max_trace_mib", 8}}));
   EXPECT_EQ(parse_job(resolved).torch_compile_knobs, std::vector<std::string>{"profile"});
   EXPECT_TRUE(parse_job(testing::tiny_mlp()).torch_compile_knobs.empty());
   document["profile"] = {{"steps", 0}};

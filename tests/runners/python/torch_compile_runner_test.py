@@ -277,20 +277,33 @@ class Profile(unittest.TestCase):
             self.assertEqual(hashlib.sha256(trace.read_bytes()).hexdigest(), profile["trace"]["sha256"])
             events = json.loads(gzip.decompress(trace.read_bytes()))["traceEvents"]
             self.assertTrue(any(event.get("ph") == "X" for event in events))
-        # The MLP's Linear layers, a row for each input shapes: three a forward step (two hidden, one head).
-        addmm = [row for row in self.eager.result["profile"]["operators"] if row["name"] == "aten::addmm"]
-        self.assertAlmostEqual(sum(row["calls"] for row in addmm), 3)
-        self.assertEqual(len({row["input_shapes"] for row in addmm}), len(addmm))
-        self.assertTrue(all(row["self_cpu_s"] > 0 for row in addmm))
-        shares = [row["self_cpu_s"] for row in self.eager.result["profile"]["operators"]]
+        # The MLP's Linear layers: three a forward step (two hidden, one head), a row for each input shapes.
+        eager = self.eager.result["profile"]
+        addmm = [row for row in eager["operators"] if row["name"] == "aten::addmm"]
+        self.assertEqual(len(addmm), 1)  # operators: one row a name, what explain pairs
+        self.assertAlmostEqual(addmm[0]["calls"], 3)
+        shaped = [row for row in eager["operator_shapes"] if row["name"] == "aten::addmm"]
+        self.assertAlmostEqual(sum(row["calls"] for row in shaped), 3)
+        self.assertEqual(len({row["input_shapes"] for row in shaped}), len(shaped))
+        self.assertAlmostEqual(sum(row["self_cpu_s"] for row in shaped), addmm[0]["self_cpu_s"], delta=1e-9)
+        self.assertTrue(addmm[0]["self_cpu_s"] > 0)
+        shares = [row["self_cpu_s"] for row in eager["operators"]]
         self.assertEqual(shares, sorted(shares, reverse=True))
-        # Compiled, the graph runs as one region and Inductor's generated kernel does the GELUs: no aten::gelu.
+        # The totals cover every operator, the rows kept or not.
+        self.assertEqual(eager["totals"]["operators"], len(eager["operators"]))  # fewer than the rows kept here
+        self.assertAlmostEqual(eager["totals"]["self_cpu_s"], sum(shares), delta=1e-9)
+        self.assertLess(eager["totals"]["self_cpu_s"], max(eager["step_seconds"]) * 1.05)
+        # Compiled, the graph runs as one region and Inductor's generated kernels, named, do the GELUs: no
+        # aten::gelu, a fused kernel forward and one backward.
         compiled = {row["name"] for row in self.compiled.result["profile"]["operators"]}
-        self.assertIn("aten::gelu", {row["name"] for row in self.eager.result["profile"]["operators"]})
+        self.assertIn("aten::gelu", {row["name"] for row in eager["operators"]})
         self.assertNotIn("aten::gelu", compiled)
+        fused = sorted(name for name in compiled if "cpp_fused" in name)
+        self.assertTrue(any("gelu_backward" in name for name in fused), fused)
+        self.assertTrue(any("gelu" in name and "backward" not in name for name in fused), fused)
         self.assertIn("CompiledFunction", compiled)
         self.assertTrue(any(name.startswith("Torch-Compiled Region") for name in compiled), compiled)
-        self.assertNotIn("input_shapes", self.compiled.result["profile"]["operators"][0])
+        self.assertNotIn("operator_shapes", self.compiled.result["profile"])  # record_shapes: false
 
     def test_a_generation_and_a_runner_without_a_profiler_say_none_was_taken(self):
         generation = Run(ARGS.runner, dict(TINY_GPT_GENERATE, profile={}))

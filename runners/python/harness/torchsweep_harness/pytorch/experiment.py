@@ -11,6 +11,7 @@ from .compile_diagnostics import compile_options
 from .library_models import set_dropout
 from .losses import model_loss
 from .models import build_model
+from .profile import name_generated_kernels
 from . import weights
 
 
@@ -66,6 +67,8 @@ class Experiment(ExperimentBase):
         self.skipped_steps = torch.zeros(1, dtype=torch.int64, device=self.device) if self.scaler else None
         self.forward = self.model
         if compiled:
+            if job["profile"] is not None:
+                name_generated_kernels(torch)
             self.forward = torch.compile(self.model, **compile_options(job))
 
     def laid_out(self, batch):

@@ -8,8 +8,10 @@ import hashlib
 import os
 import time
 
-TOP = 50  # rows of each table kept in the result; the trace has every event
+TOP = 100  # rows of each table kept in the result; the totals and the trace have every event
+TOP_SHAPES = 30  # rows per operator and input shapes
 TRACE_NAME = "profile.trace.json.gz"
+WARMUP_STEPS = 1  # under the profiler, not recorded
 
 
 def options(job):
@@ -17,6 +19,17 @@ def options(job):
     asked = job["profile"]
     return {"steps": asked["steps"], "record_shapes": asked["record_shapes"], "memory": asked["memory"],
             "with_stack": asked["with_stack"]}
+
+
+def name_generated_kernels(torch):
+    """Inductor's generated CPU kernels as profiler events of their own
+    (graph_0_cpp_fused_gelu_0) rather than time inside CompiledFunction:
+    set before a profiled job compiles, it wraps each kernel in a
+    record_function, which costs a thread-local check a kernel while no
+    profiler runs (docs/explain.md). On a GPU the CUDA activity names
+    Triton's kernels anyway."""
+    import torch._inductor.config
+    torch._inductor.config.cpp.enable_kernel_profile = True
 
 
 def unavailable_profile(job, reason):
@@ -27,7 +40,7 @@ def unavailable_profile(job, reason):
 def profile_steps(torch, experiment, job, folder):
     """Runs job.profile.steps steps of `experiment` under the profiler and
     returns the result's profile section, the trace written in `folder`."""
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import ProfilerActivity, profile, schedule
     asked = job["profile"]
     on_gpu = experiment.device.type == "cuda"
     activities = [a for a in asked["activities"] if a == "cpu" or on_gpu]
@@ -37,17 +50,21 @@ def profile_steps(torch, experiment, job, folder):
                **options(job)}
     experiment.synchronize()
     step_seconds = []
+    # One step under the profiler before those it records: its start-up (Kineto's, CUPTI's) is no step's.
     with profile(activities=[{"cpu": ProfilerActivity.CPU, "cuda": ProfilerActivity.CUDA}[a] for a in activities],
+                 schedule=schedule(wait=0, warmup=WARMUP_STEPS, active=asked["steps"], repeat=1),
                  record_shapes=asked["record_shapes"], profile_memory=asked["memory"],
                  with_stack=asked["with_stack"]) as profiler:
-        for _ in range(asked["steps"]):
+        for step in range(WARMUP_STEPS + asked["steps"]):
             started = time.perf_counter()
             experiment.step()
             experiment.synchronize()
-            step_seconds.append(time.perf_counter() - started)
+            if step >= WARMUP_STEPS:
+                step_seconds.append(time.perf_counter() - started)
+            profiler.step()
     section["step_seconds"] = step_seconds
     section["trace"] = write_trace(profiler, os.path.join(folder, TRACE_NAME))
-    section["operators"], section["kernels"] = summaries(profiler, asked["record_shapes"], asked["steps"], on_gpu)
+    section.update(summaries(profiler, asked["record_shapes"], asked["steps"], "cuda" in activities))
     return section
 
 
@@ -73,14 +90,12 @@ def device_time(event, kind):
     return 0.0
 
 
-def summaries(profiler, by_shape, steps, on_gpu):
-    """(operators, kernels): the profiler's averages per operator (per
-    operator and input shapes when they were recorded), calls and host and
-    device seconds per profiled step, the most self time (the device's on a
-    GPU) first; the device's kernels apart."""
+def rows(events, steps, with_shapes):
+    """(operators, kernels) of the profiler's averaged events: calls and
+    host and device seconds per profiled step; the device's kernels apart."""
     from torch.autograd import DeviceType
     operators, kernels = [], []
-    for event in profiler.key_averages(group_by_input_shape=by_shape):
+    for event in events:
         row = {"name": event.key, "calls": event.count / steps,
                "self_cpu_s": max(0.0, event.self_cpu_time_total / 1e6 / steps),
                "cpu_total_s": event.cpu_time_total / 1e6 / steps,
@@ -89,10 +104,27 @@ def summaries(profiler, by_shape, steps, on_gpu):
         if event.device_type == DeviceType.CUDA:
             kernels.append({"name": row["name"], "calls": row["calls"], "device_s": row["self_device_s"]})
             continue
-        if by_shape:
+        if with_shapes:
             row["input_shapes"] = str(event.input_shapes)
         operators.append(row)
-    first = "self_device_s" if on_gpu else "self_cpu_s"
-    operators.sort(key=lambda row: (-row[first], row["name"]))
+    return operators, kernels
+
+
+def summaries(profiler, by_shape, steps, kernels_recorded):
+    """The section's operators (per name: what `torchsweep explain` pairs),
+    operator_shapes (per name and input shapes, when recorded), kernels and
+    the totals over every operator and kernel, per profiled step, the most
+    self time (the device's where kernels were recorded) first."""
+    operators, kernels = rows(profiler.key_averages(), steps, False)
+    first = "self_device_s" if kernels_recorded else "self_cpu_s"
+    order = lambda row: (-row[first], row["name"], row.get("input_shapes", ""))
+    operators.sort(key=order)
     kernels.sort(key=lambda row: (-row["device_s"], row["name"]))
-    return operators[:TOP], kernels[:TOP]
+    summary = {"operators": operators[:TOP], "kernels": kernels[:TOP],
+               "totals": {"operators": len(operators), "self_cpu_s": sum(r["self_cpu_s"] for r in operators),
+                          "self_device_s": sum(r["self_device_s"] for r in operators),
+                          "kernels": len(kernels), "kernel_s": sum(r["device_s"] for r in kernels)}}
+    if by_shape:
+        shaped, _ = rows(profiler.key_averages(group_by_input_shape=True), steps, True)
+        summary["operator_shapes"] = sorted(shaped, key=order)[:TOP_SHAPES]
+    return summary
