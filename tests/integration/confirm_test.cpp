@@ -165,5 +165,33 @@ TEST_F(Confirm, TheNightlyPathExplainsTheRegressionItConfirms) {
   EXPECT_NE(page.find(R"("kind":"confirmed regression")"), std::string::npos);
 }
 
+// explain --coordinator: neither mode of a sweep has a profile, so explain has the coordinator's agent profile
+// each side once (the fake runner gives a job with a profile one), then explains from the store it wrote.
+TEST_F(Confirm, ExplainProfilesASideWithoutOneOnTheCoordinatorsAgents) {
+  const auto file = write_file("modes.yaml",
+                               "name: modes\naxes: {mode: [eager, compiled]}\n"
+                               "fixed: {model: mlp, batch_size: 4}\nrepeats: 5\n");
+  ASSERT_EQ(torchsweep({"submit", file.string(), "--coordinator", endpoint()}).exit_code, 0);
+  ASSERT_TRUE(wait_for([&] { return sweep_done("modes"); }, 60s)) << status().dump();
+  const auto explained = torchsweep({"explain", "mode=eager", "mode=compiled", "--db", db().string(), "--coordinator",
+                                     endpoint(), "--timeout-s", "60", "--format", "json"});
+  ASSERT_EQ(explained.exit_code, 0) << explained.err;
+  std::size_t profiled = 0;
+  for (auto at = explained.err.find("profiling it"); at != std::string::npos;
+       at = explained.err.find("profiling it", at + 1)) {
+    ++profiled;
+  }
+  EXPECT_EQ(profiled, 2u) << explained.err;
+  EXPECT_EQ(store_rows("SELECT COUNT(*) FROM sweeps WHERE name = 'explain-profile'"), "2\n");
+  const auto explanation = nlohmann::json::parse(explained.out);
+  // The fake runner's compiled steps take half an eager step, all of it fake::work.
+  const auto& top = explanation.at("operators").at(0);
+  EXPECT_EQ(top.at("name"), "fake::work");
+  EXPECT_NEAR(top.at("seconds").at(1).get<double>() / top.at("seconds").at(0).get<double>(), 0.5, 0.05);
+  EXPECT_LT(explanation.at("timed").at("difference_s").get<double>(), 0);
+  const auto again = torchsweep({"explain", "mode=eager", "mode=compiled", "--db", db().string(), "--no-profile"});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+}
+
 }  // namespace
 }  // namespace ts
