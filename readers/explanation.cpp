@@ -85,27 +85,19 @@ ExplainSide resolve_side(Database& database, const ExplainOptions& options, std:
   auto filter = side.filter;
   filter.include_failed = false;
   const auto condition = condition_of(database, filter);
-  auto select = database.prepare("SELECT " + axes_select() +
-                                 "r.sweep_id, j.document, d.document FROM results r "
-                                 "LEFT JOIN jobs j ON j.job_id = r.job_id "
-                                 "JOIN result_documents d ON d.job_id = r.job_id AND d.attempt = r.attempt "
-                                 "WHERE " +
+  auto select = database.prepare("SELECT " + axes_select() + "r.sweep_id, r.job_id, r.attempt FROM results r WHERE " +
                                  condition.sql + " ORDER BY r.received_at DESC");
   bind_condition(select, condition);
   const auto& axes = store::configuration_axes();
+  const int column = static_cast<int>(axes.size());
   std::set<json> configurations;
+  std::pair<std::string, std::int64_t> newest;
   while (select.step()) {
     json configuration = json::object();
     for (std::size_t a = 0; a < axes.size(); ++a) configuration[axes[a].name] = cell(select, static_cast<int>(a));
     if (configurations.empty()) {
-      const int column = static_cast<int>(axes.size());
       side.sweep_id = select.text(column);
-      // As submitted; an imported result has no job row: its resolved job less what resolution and the run add.
-      side.job = select.is_null(column + 1) ? json::parse(select.text_view(column + 2)).at("job")
-                                            : json::parse(select.text_view(column + 1));
-      for (const char* added : {"job_id", "attempt", "sweep", "resolved", "model_root", "schema_version"}) {
-        side.job.erase(added);
-      }
+      newest = {select.text(column + 1), select.integer(column + 2)};
     }
     configurations.insert(configuration);
     side.configuration = configuration;
@@ -118,6 +110,17 @@ ExplainSide resolve_side(Database& database, const ExplainOptions& options, std:
     throw InvalidInput(name, "'" + spec + "' names " + std::to_string(configurations.size()) +
                                  " configurations, which differ in " + differing_axes(configurations) +
                                  ": add AXIS=VALUE to the side or --where");
+  }
+  // What a profiling run starts from: the newest run's job as submitted; an imported result has no job row, so
+  // its resolved job less what resolution and the run added.
+  auto documents = database.prepare(
+      "SELECT j.document, d.document FROM result_documents d LEFT JOIN jobs j ON j.job_id = d.job_id "
+      "WHERE d.job_id = ? AND d.attempt = ?");
+  documents.bind_all(newest.first, newest.second);
+  documents.step();
+  side.job = documents.is_null(0) ? json::parse(documents.text_view(1)).at("job") : json::parse(documents.text_view(0));
+  for (const char* added : {"job_id", "attempt", "sweep", "resolved", "model_root", "schema_version"}) {
+    side.job.erase(added);
   }
   return side;
 }
