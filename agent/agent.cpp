@@ -17,6 +17,7 @@
 #include "agent/node/process_tree.hpp"
 #include "agent/rank_launch.hpp"
 #include "agent/trace_shipping.hpp"
+#include "agent/trace_summary.hpp"
 #include "shared/errors.hpp"
 #include "shared/host_name.hpp"
 #include "shared/job_fields.hpp"
@@ -423,6 +424,7 @@ asio::awaitable<void> Agent::run_job(nlohmann::json assign, Placement placement)
   }
   if (outcome.kind == ExecutionOutcome::Kind::completed) {
     auto result = *outcome.result;
+    summarize_trace(result, directory);
     if (lacks_counted_flops(result)) co_await count_flops(result, assign.at("job"), placement, directory);
     judge(result, {capabilities_.at("peak_flops"), assign.at("gpus").get<std::vector<int64_t>>(),
                    nlohmann::json(options_.price_per_hour), outcome.seconds});

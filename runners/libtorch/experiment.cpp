@@ -23,6 +23,7 @@
 #include "runners/libtorch/memory_layout.hpp"
 #include "runners/libtorch/memory_probe.hpp"
 #include "runners/libtorch/models/registry.hpp"
+#include "runners/libtorch/profiler.hpp"
 #include "runners/libtorch/start_state.hpp"
 #include "shared/errors.hpp"
 #include "shared/log.hpp"
@@ -240,6 +241,8 @@ void Experiment::run_timed_epochs(TimingReport& timing, LossReport& loss, Memory
   loss.reference_eval = reference_eval_;
 }
 
+void Experiment::extra_step() { step(data_->next()); }
+
 nlohmann::json Experiment::accuracy_check() {
   // Beyond this many parameters no float64 copy is made: eager at the job's precision is the reference.
   constexpr int64_t kFloat64ReferenceMaxParameters = 1'000'000'000;
@@ -434,38 +437,6 @@ DistributedReport report_data_parallel(Experiment& experiment, const DataParalle
   return report;
 }
 
-// Task generate: one process, eager (the worker's compiled mode traces a
-// fixed-shape forward, and a decode step's cache grows a position a step).
-void run_generation_job(const Job& job, const torch::Device& device, const PrecisionPlan& plan, const World* world,
-                        const nlohmann::json& math, Result& result) {
-  if (world) throw Unsupported("generate runs in one process on one device; data_parallel: always trains only");
-  if (job.mode == Mode::compiled) {
-    throw Unsupported(
-        "compiled generation is the torch-compile runner's (torch.compile of the decode step): this worker's "
-        "compiled mode traces one fixed-shape forward with TorchScript, and a decode step attends over a cache that "
-        "grows a position every step");
-  }
-  MemoryProbe memory_probe(device);  // before the model: the process's baseline
-  auto run = run_generation(job, device, plan, memory_probe);
-  ExecutionReport execution;
-  execution.task = job.task;
-  execution.mode = Mode::eager;
-  execution.precision = job.precision;
-  execution.autocast_dtype = autocast_dtype_name(plan);
-  execution.device = device.str();
-  execution.math = math;
-  execution.model_parameters = run.parameters;
-  execution.initial_parameter_l1 = run.initial_parameter_l1;
-  execution.initial_weights = job.initial_weights;
-  result.execution = execution;
-  result.loss = LossReport{std::nullopt, std::nullopt, std::nullopt,
-                           std::vector<std::optional<double>>(static_cast<std::size_t>(job.epochs))};
-  result.timing = std::move(run.timing);
-  result.memory = run.memory;
-  result.generation = std::move(run.generation);
-  result.status = Status::ok;
-}
-
 Result finish(Result& result) {
   if (result.error) log::error("job failed: {}", *result.error);
   result.context = capture_context();
@@ -475,7 +446,8 @@ Result finish(Result& result) {
 
 }  // namespace
 
-Result run_experiment(const Job& job, const World* world, const CaptureFunction& capture) {
+Result run_experiment(const Job& job, const World* world, const CaptureFunction& capture,
+                      const std::filesystem::path& beside_result) {
   Result result;
   result.job = job;
   result.started_at = utc_timestamp();
@@ -500,7 +472,8 @@ Result run_experiment(const Job& job, const World* world, const CaptureFunction&
     const auto plan = plan_precision(job.precision, device);
     const auto math = apply_math_policy(job);
     if (job.task == Task::generate) {
-      run_generation_job(job, device, plan, world, math, result);
+      if (world) throw Unsupported("generate runs in one process on one device; data_parallel: always trains only");
+      run_generation_job(job, device, plan, math, beside_result, result);
       return finish(result);
     }
     // Everything above fails alike on every rank; from here on a rank that
@@ -551,6 +524,11 @@ Result run_experiment(const Job& job, const World* world, const CaptureFunction&
     LossReport loss;
     MemoryReport memory;
     experiment->run_timed_epochs(timing, loss, memory_probe, memory);
+    if (!job.profile.is_null()) {  // after the timed epochs, before the accuracy gate's steps
+      const bool writes_trace = !parallel || parallel->world.rank() == 0;
+      result.profile = profile_steps(
+          profile_options(job.profile), device, [&] { experiment->extra_step(); }, beside_result, writes_trace);
+    }
     if (job.mode == Mode::compiled) {
       if (execution.mode == Mode::eager) {
         result.accuracy = nlohmann::json{{"skipped", "fell back to eager: " + *execution.fallback_reason}};

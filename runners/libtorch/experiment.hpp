@@ -4,6 +4,7 @@
 // epochs; report what actually ran. Multi-rank jobs run the same code on
 // every rank, with gradients averaged by a GradientReducer
 // (docs/multi-gpu.md).
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -38,6 +39,9 @@ class Experiment {
   void warm_up(TimingReport& timing, std::optional<FusionReport>& fusion);
   // `probe` was created before the model: it resets its counters here.
   void run_timed_epochs(TimingReport& timing, LossReport& loss, MemoryProbe& probe, MemoryReport& memory);
+  // One more step on the next batch, outside every figure: a profiled step
+  // (docs/explain.md). Data-parallel: every rank takes it, all-reduces included.
+  void extra_step();
   // The accuracy gate's runs after the timed epochs (docs/compiler.md): one
   // step compiled, eager and in float64 from the weights the epochs left,
   // on one batch; the weights, buffers and gradients are put back after.
@@ -105,7 +109,9 @@ class Experiment {
 // when mpirun started this process (every rank calls this; rank 0's result
 // is the job's), or for a one-rank job with data_parallel: always. `capture`
 // is how compiled mode captures the model (replaceable to exercise the fallback).
+// A profile's trace is written in `beside_result`, the result's folder.
 Result run_experiment(const Job& job, const World* world = nullptr,
-                      const CaptureFunction& capture = capture_torchscript);
+                      const CaptureFunction& capture = capture_torchscript,
+                      const std::filesystem::path& beside_result = ".");
 
 }  // namespace ts::worker

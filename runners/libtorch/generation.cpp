@@ -1,6 +1,8 @@
 #include "runners/libtorch/generation.hpp"
 
+#include "runners/libtorch/memory_probe.hpp"
 #include "runners/libtorch/models/registry.hpp"
+#include "runners/libtorch/profiler.hpp"
 #include "runners/libtorch/start_state.hpp"
 #include "shared/progress_file.hpp"
 
@@ -79,9 +81,18 @@ Generated generate(Generator& generator, StepClock& clock, int64_t new_tokens) {
   return generated;
 }
 
-}  // namespace
+struct GenerationRun {
+  TimingReport timing;
+  GenerationReport generation;
+  MemoryReport memory;
+  int64_t parameters = 0;
+  double initial_parameter_l1 = 0;
+  std::optional<nlohmann::json> profile;  // the job's profile: each profiled step one whole generation
+};
 
-GenerationRun run_generation(const Job& job, torch::Device device, const PrecisionPlan& plan, MemoryProbe& probe) {
+// `probe` was created before the model.
+GenerationRun run_generation(const Job& job, torch::Device device, const PrecisionPlan& plan, MemoryProbe& probe,
+                             const std::filesystem::path& beside_result) {
   torch::manual_seed(static_cast<uint64_t>(job.seed));
   auto model = find_model(job.model, job.model_root).build(job.model_config);
   if (!model.forward_cached) throw Unsupported("model " + job.model + " is no decoder: it generates nothing");
@@ -121,6 +132,11 @@ GenerationRun run_generation(const Job& job, torch::Device device, const Precisi
     progress.epoch_finished(epoch + 1, job.epochs, last.seconds);
   }
   run.memory = probe.end();
+  if (!job.profile.is_null()) {  // after the timed generations, on the warm-up's clock: no figure sees them
+    run.profile = profile_steps(
+        profile_options(job.profile), device, [&] { generate(generator, *warm_clock, job.new_tokens); }, beside_result,
+        true);
+  }
   timing.clock = clock->name();
   timing.iterations_per_epoch = job.iters;  // as resolved: the decode steps
   run.generation.prompt_len = job.prompt_len;
@@ -129,6 +145,38 @@ GenerationRun run_generation(const Job& job, torch::Device device, const Precisi
   const auto first = last.tokens[0].to(torch::kCPU);
   run.generation.tokens.assign(first.data_ptr<int64_t>(), first.data_ptr<int64_t>() + first.numel());
   return run;
+}
+
+}  // namespace
+
+void run_generation_job(const Job& job, const torch::Device& device, const PrecisionPlan& plan,
+                        const nlohmann::json& math, const std::filesystem::path& beside_result, Result& result) {
+  if (job.mode == Mode::compiled) {
+    throw Unsupported(
+        "compiled generation is the torch-compile runner's (torch.compile of the decode step): this worker's "
+        "compiled mode traces one fixed-shape forward with TorchScript, and a decode step attends over a cache that "
+        "grows a position every step");
+  }
+  MemoryProbe memory_probe(device);  // before the model: the process's baseline
+  auto run = run_generation(job, device, plan, memory_probe, beside_result);
+  ExecutionReport execution;
+  execution.task = job.task;
+  execution.mode = Mode::eager;
+  execution.precision = job.precision;
+  execution.autocast_dtype = autocast_dtype_name(plan);
+  execution.device = device.str();
+  execution.math = math;
+  execution.model_parameters = run.parameters;
+  execution.initial_parameter_l1 = run.initial_parameter_l1;
+  execution.initial_weights = job.initial_weights;
+  result.execution = execution;
+  result.loss = LossReport{std::nullopt, std::nullopt, std::nullopt,
+                           std::vector<std::optional<double>>(static_cast<std::size_t>(job.epochs))};
+  result.timing = std::move(run.timing);
+  result.memory = run.memory;
+  result.generation = std::move(run.generation);
+  result.profile = std::move(run.profile);
+  result.status = Status::ok;
 }
 
 }  // namespace ts::worker

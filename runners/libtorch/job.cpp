@@ -69,6 +69,7 @@ Job parse_job(const nlohmann::json& given) {
   read_optional(document, "data_parallel", job.data_parallel);
   read_optional(document, "hosts", job.hosts);
   read_optional(document, "labels", job.labels);
+  read_optional(document, "profile", job.profile);
 
   for (const char* field : {"data", "loader_workers", "prefetch", "on_corrupt", "input_bound_above"}) {
     job.data_document[field] = document.at(field);
@@ -80,7 +81,7 @@ Job parse_job(const nlohmann::json& given) {
   }
   // Given with a value of their own: only the torch-compile runner reads them.
   const auto& defaults = job_fields::defaults();
-  for (const char* knob : {"backend", "compile_mode", "compile_cache", "dynamic", "fullgraph", "shapes", "profile"}) {
+  for (const char* knob : {"backend", "compile_mode", "compile_cache", "dynamic", "fullgraph", "shapes"}) {
     if (document.contains(knob) && (!defaults.contains(knob) || document.at(knob) != defaults.at(knob))) {
       job.torch_compile_knobs.emplace_back(knob);
     }
@@ -143,6 +144,7 @@ nlohmann::json to_json(const Job& job) {
   }
   if (job.timeout_s) out["timeout_s"] = *job.timeout_s;
   if (!job.labels.empty()) out["labels"] = job.labels;
+  out["profile"] = job.profile;
   if (!job.model_root.empty()) out["model_root"] = job.model_root;
   if (job.initial_weights) out["initial_weights"] = *job.initial_weights;
   if (job.reference_batch) out["reference_batch"] = *job.reference_batch;

@@ -81,6 +81,8 @@ struct Job {
   std::map<std::string, std::string> labels;
   // The shared starting point (docs/frameworks.md): safetensors files on this node.
   std::optional<std::string> initial_weights, reference_batch;
+  // Profiled steps after the timed epochs (docs/explain.md); null: none. As resolved, echoed.
+  nlohmann::json profile;
   // torch.compile knobs (backend, compile_mode, ...), which only the
   // torch-compile runner reads; reported as result warnings too.
   std::vector<std::string> torch_compile_knobs;

@@ -61,7 +61,10 @@ int run(const ts::worker::WorkerCommand& command) {
   ts::log::info("running {} {} {} {} batch {} on {}", job.model, nlohmann::json(job.task).get<std::string>(),
                 nlohmann::json(job.mode).get<std::string>(), nlohmann::json(job.precision).get<std::string>(),
                 job.batch_size, job.device);
-  const auto result = ts::worker::run_experiment(job, world.get());
+  // A profile's trace goes beside the result (the agent ships it from the job's directory).
+  const auto beside_result =
+      command.out == "-" ? std::filesystem::current_path() : std::filesystem::absolute(command.out).parent_path();
+  const auto result = ts::worker::run_experiment(job, world.get(), ts::worker::capture_torchscript, beside_result);
   const int code = result.status == ts::worker::Status::ok ? ts::exit_code::ok : ts::exit_code::run_failed;
   if (!world || world->rank() == 0) {
     auto document = ts::worker::to_json(result);

@@ -154,6 +154,7 @@ nlohmann::json to_json(const Result& r) {
   if (r.memory) out["memory"] = to_json(*r.memory);
   if (r.data) out["data"] = to_json(*r.data);
   if (r.accuracy) out["accuracy"] = *r.accuracy;
+  if (r.profile) out["profile"] = *r.profile;
   if (r.generation) {
     const auto& g = *r.generation;
     out["generation"] = {

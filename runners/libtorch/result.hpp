@@ -139,6 +139,7 @@ struct Result {
   std::optional<DataReport> data;
   std::optional<GenerationReport> generation;
   std::optional<nlohmann::json> accuracy;  // the accuracy gate's measurements (accuracy_check.hpp)
+  std::optional<nlohmann::json> profile;   // the job's profile section (profiler.hpp)
   nlohmann::json context = nlohmann::json::object();
   std::vector<std::string> warnings;
   std::string started_at, finished_at;

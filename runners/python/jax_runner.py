@@ -12,6 +12,7 @@ allocated as needed and measured by XLA's allocator statistics. Runs in its
 own virtual environment (docs/frameworks.md).
 """
 
+import glob
 import os
 import sys
 
@@ -116,6 +117,35 @@ class JaxExperiment(KerasExperiment):
             leaf.block_until_ready()
 
 
+class JaxProfiler:
+    """jax.profiler, as profile_section.traced_steps takes it: XLA's host
+    events (its thunks and fusions, the PjRt runtime's) and, on a GPU, the
+    device's streams; Python frames only with profile.with_stack. Its own
+    Chrome trace (xprof's conversion of the XSpace it records) is the trace."""
+
+    def __init__(self, jax):
+        self.jax = jax
+        self.name = f"jax.profiler {jax.__version__}"
+
+    def start(self, log_dir, job):
+        options = self.jax.profiler.ProfileOptions()
+        options.host_tracer_level = 2
+        options.python_tracer_level = 1 if job["profile"]["with_stack"] else 0
+        self.jax.profiler.start_trace(log_dir, profiler_options=options)
+
+    def stop(self):
+        self.jax.profiler.stop_trace()
+
+    def mark(self, name):
+        return self.jax.profiler.TraceAnnotation(name)
+
+    def trace(self, log_dir, path):
+        found = glob.glob(os.path.join(log_dir, "plugins", "profile", "*", "*.trace.json.gz"))
+        if len(found) != 1:
+            raise RuntimeError(f"jax.profiler wrote {len(found)} Chrome traces in {log_dir}, not one")
+        os.replace(found[0], path)
+
+
 class Jax(KerasFramework):
     # JAX's compile events (jax.monitoring) and the execution.xla field each sums into.
     COMPILE_EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "trace_seconds",
@@ -177,6 +207,9 @@ class Jax(KerasFramework):
     def pipeline(self, job, tree, corrupt):
         from torchsweep_harness.grain_pipeline import GrainPipeline
         return GrainPipeline(self.jax.device_put, job, tree, corrupt)
+
+    def profiler(self):
+        return JaxProfiler(self.jax)
 
     def versions(self):
         return {"jax": self.jax.__version__, "jaxlib": self.jaxlib.__version__, "keras": self.keras.__version__}

@@ -13,6 +13,9 @@ measured by TensorFlow's allocator statistics. Runs in its own virtual
 environment (docs/frameworks.md).
 """
 
+import glob
+import gzip
+import json
 import os
 import sys
 
@@ -140,6 +143,57 @@ class TensorFlowExperiment(KerasExperiment):
         pass  # each step read its result back
 
 
+def xspace_to_chrome_trace(xspace_path, path):
+    """TensorFlow's profile (an XSpace protobuf; the Chrome trace is
+    TensorBoard's plugin's job, not TensorFlow's) as a Chrome trace, gzip:
+    a process per plane (/host:CPU, /device:GPU:0), a thread per line (a
+    host thread, a GPU stream), a complete event per event, times in µs."""
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+    space = xplane_pb2.XSpace()
+    with open(xspace_path, "rb") as handle:
+        space.ParseFromString(handle.read())
+    events = []
+    for pid, plane in enumerate(space.planes, start=1):
+        events.append({"ph": "M", "pid": pid, "name": "process_name", "args": {"name": plane.name}})
+        for line in plane.lines:
+            events.append({"ph": "M", "pid": pid, "tid": line.id, "name": "thread_name",
+                           "args": {"name": line.display_name or line.name}})
+            for event in line.events:
+                metadata = plane.event_metadata[event.metadata_id]
+                events.append({"ph": "X", "pid": pid, "tid": line.id, "name": metadata.display_name or metadata.name,
+                               "ts": line.timestamp_ns / 1e3 + event.offset_ps / 1e6, "dur": event.duration_ps / 1e6})
+    with gzip.open(path, "wt") as trace:
+        json.dump({"displayTimeUnit": "ns", "traceEvents": events}, trace)
+
+
+class TensorFlowProfiler:
+    """tf.profiler, as profile_section.traced_steps takes it: TensorFlow's
+    host events (its ops, tf.function's and XLA's) and, on a GPU, the
+    device's streams; Python frames only with profile.with_stack."""
+
+    def __init__(self, tf):
+        self.tf = tf
+        self.name = f"tf.profiler {tf.__version__}"
+
+    def start(self, log_dir, job):
+        # The defaults are host tracer level 2 (TensorFlow's ops), the device's, no Python frames.
+        options = self.tf.profiler.experimental.ProfilerOptions(python_tracer_level=1) \
+            if job["profile"]["with_stack"] else None
+        self.tf.profiler.experimental.start(log_dir, options=options)
+
+    def stop(self):
+        self.tf.profiler.experimental.stop()
+
+    def mark(self, name):
+        return self.tf.profiler.experimental.Trace(name)
+
+    def trace(self, log_dir, path):
+        found = glob.glob(os.path.join(log_dir, "plugins", "profile", "*", "*.xplane.pb"))
+        if len(found) != 1:
+            raise RuntimeError(f"tf.profiler wrote {len(found)} XSpace files in {log_dir}, not one")
+        xspace_to_chrome_trace(found[0], path)
+
+
 class TensorFlow(KerasFramework):
     MODES = ("eager", "graph", "compiled")
     COMPILERS = {"eager": "none", "graph": "tf-graph", "compiled": "xla"}
@@ -148,6 +202,9 @@ class TensorFlow(KerasFramework):
         import tensorflow as tf
         self.tf = tf
         super().__init__("tensorflow", TensorFlowExperiment)
+
+    def profiler(self):
+        return TensorFlowProfiler(self.tf)
 
     def versions(self):
         return {"tensorflow": self.tf.__version__, "keras": self.keras.__version__}

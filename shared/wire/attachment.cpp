@@ -2,31 +2,10 @@
 
 #include <openssl/evp.h>
 
-#include <array>
-
+#include "shared/digest.hpp"
 #include "shared/errors.hpp"
 
 namespace ts::wire {
-
-std::string hex(const unsigned char* bytes, std::size_t size) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string text;
-  text.reserve(2 * size);
-  for (std::size_t i = 0; i < size; ++i) {
-    text += digits[bytes[i] >> 4];
-    text += digits[bytes[i] & 0xf];
-  }
-  return text;
-}
-
-std::string sha256_hex(std::string_view bytes) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int size = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), digest.data(), &size, EVP_sha256(), nullptr) != 1) {
-    throw std::runtime_error("SHA-256 failed");
-  }
-  return hex(digest.data(), size);
-}
 
 nlohmann::json attachment_of(std::string_view contents) {
   std::string data(4 * ((contents.size() + 2) / 3), '\0');

@@ -8,11 +8,6 @@
 
 namespace ts::wire {
 
-// Lower-case hex of `size` bytes.
-std::string hex(const unsigned char* bytes, std::size_t size);
-// SHA-256 of `bytes`, lower-case hex.
-std::string sha256_hex(std::string_view bytes);
-
 // {sha256, bytes, data}: `contents` as a message carries it.
 nlohmann::json attachment_of(std::string_view contents);
 // The contents of an attachment; throws ts::InvalidInput naming `field`

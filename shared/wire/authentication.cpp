@@ -13,7 +13,7 @@
 
 #include "shared/errors.hpp"
 #include "shared/log.hpp"
-#include "shared/wire/attachment.hpp"
+#include "shared/digest.hpp"
 
 namespace ts::wire {
 namespace {

@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include "shared/digest.hpp"
 #include "shared/wire/attachment.hpp"
 
 namespace ts::agent {
@@ -26,7 +27,7 @@ class TraceShipping : public ::testing::Test {
              {{"job", {{"job_id", "j"}, {"profile", {{"max_trace_mib", limit_mib}}}}},
               {"warnings", nlohmann::json::array()},
               {"profile",
-               {{"trace", {{"file", file}, {"bytes", contents_.size()}, {"sha256", wire::sha256_hex(contents_)}}}}}}}};
+               {{"trace", {{"file", file}, {"bytes", contents_.size()}, {"sha256", sha256_hex(contents_)}}}}}}}};
   }
 
   std::string contents_ = "a gzip Chrome trace";

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "shared/digest.hpp"
 #include "shared/json_io.hpp"
 #include "shared/wire/attachment.hpp"
 
@@ -15,12 +16,11 @@ class TraceKeeping : public ::testing::Test {
     folder_ = std::filesystem::temp_directory_path() / ("ts_trace_keeping_" + std::to_string(::getpid()));
     files_.emplace(folder_ / "t.db.artifacts");
     message_ = {{"job_id", "j"}, {"trace", wire::attachment_of(contents_)}};
-    result_ = {{"warnings", nlohmann::json::array()},
-               {"profile",
-                {{"trace",
-                  {{"file", "profile.trace.json.gz"},
-                   {"bytes", contents_.size()},
-                   {"sha256", wire::sha256_hex(contents_)}}}}}};
+    result_ = {
+        {"warnings", nlohmann::json::array()},
+        {"profile",
+         {{"trace",
+           {{"file", "profile.trace.json.gz"}, {"bytes", contents_.size()}, {"sha256", sha256_hex(contents_)}}}}}};
   }
   void TearDown() override { std::filesystem::remove_all(folder_); }
 
@@ -35,7 +35,7 @@ class TraceKeeping : public ::testing::Test {
 TEST_F(TraceKeeping, TheShippedFileGoesAmongTheArtifactsBeforeTheResultSaysSo) {
   keep_trace(result_, message_, files_);
   EXPECT_EQ(trace().at("stored"), true);
-  EXPECT_EQ(json_io::read_text(files_->path_of(wire::sha256_hex(contents_)).string()), contents_);
+  EXPECT_EQ(json_io::read_text(files_->path_of(sha256_hex(contents_)).string()), contents_);
   EXPECT_TRUE(result_.at("warnings").empty());
 }
 

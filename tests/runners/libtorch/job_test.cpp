@@ -29,9 +29,9 @@ TEST(Job, ItersComeFromDatasetSizeWhenNotGiven) {
   EXPECT_EQ(job.iters, 10);
 }
 
-// The worker has no profiler yet (docs/explain.md): a profile asked of it is named among what it ignored, and
-// the agent's resolution fills the profile's defaults.
-TEST(Job, AProfileIsAKnobOnlyTheTorchCompileRunnerReads) {
+// The worker profiles (runners/libtorch/profiler.hpp): the agent's resolution fills the profile's defaults and
+// the worker reads the profile as resolved, echoing it.
+TEST(Job, AProfileIsReadAsResolvedAndEchoed) {
   auto document = testing::tiny_mlp();
   document["profile"] = {{"steps", 2}};
   const auto resolved = job_resolution::resolve(document, {"libtorch", 2});
@@ -41,10 +41,11 @@ TEST(Job, AProfileIsAKnobOnlyTheTorchCompileRunnerReads) {
                                                     {"memory", false},
                                                     {"with_stack", false},
                                                     {"max_trace_mib", 8}}));
-  EXPECT_EQ(parse_job(resolved).torch_compile_knobs, std::vector<std::string>{"profile"});
-  EXPECT_TRUE(parse_job(testing::tiny_mlp()).torch_compile_knobs.empty());
-  document["profile"] = {{"steps", 0}};
-  EXPECT_THROW(parse_job(document), InvalidInput);
+  const auto job = parse_job(resolved);
+  EXPECT_EQ(job.profile, resolved.at("profile"));
+  EXPECT_EQ(to_json(job).at("profile"), resolved.at("profile"));
+  EXPECT_TRUE(job.torch_compile_knobs.empty());
+  EXPECT_TRUE(parse_job(testing::tiny_mlp()).profile.is_null());
 }
 
 TEST(Job, AKnobTheModelDoesNotTakeIsRefused) {

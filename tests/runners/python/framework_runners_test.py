@@ -11,6 +11,8 @@ the worker contract.
     framework_runners_test.py --runner NAME=PATH ... --worker PATH --schemas DIR
 """
 import argparse
+import gzip
+import hashlib
 import json
 import pathlib
 import subprocess
@@ -135,6 +137,45 @@ class FrameworkRunners(unittest.TestCase):
             self.assertIn("loss", [tensor["name"] for tensor in accuracy["tensors"]])
             self.assertEqual(accuracy["status"], "pass", (name, accuracy))
             self.assertNotIn("accuracy", judged(ARGS.torchsweep, results["eager"]))
+
+    def test_a_profile_comes_after_the_timed_epochs_and_its_trace_is_summarized_beside_the_result(self):
+        profiled = dict(TINY_MLP, mode="compiled", profile={"steps": 3})
+        for name, path in ARGS.runners.items():
+            with tempfile.TemporaryDirectory(prefix="ts_profile_") as directory:
+                folder = pathlib.Path(directory)
+                (folder / "job.json").write_text(json.dumps(profiled))
+                finished = subprocess.run([path, "--job", str(folder / "job.json"), "--out", str(folder / "result.json")],
+                                          capture_output=True, text=True, timeout=600, env={"PATH": "/usr/bin:/bin"})
+                self.assertEqual(finished.returncode, 0, finished.stderr)
+                result = json.loads((folder / "result.json").read_text())
+                self.assert_valid(result, name)
+                profile = result["profile"]
+                self.assertEqual((profile["status"], profile["activities"], len(profile["step_seconds"])),
+                                 ("ok", ["cpu"], 3), (name, profile))
+                self.assertTrue(profile["profiler"].startswith({"jax": "jax.profiler ", "tensorflow": "tf.profiler "}[name]))
+                trace = folder / profile["trace"]["file"]
+                self.assertEqual(profile["trace"]["bytes"], trace.stat().st_size)
+                self.assertEqual(profile["trace"]["sha256"], hashlib.sha256(trace.read_bytes()).hexdigest())
+                events = json.loads(gzip.decompress(trace.read_bytes()))["traceEvents"]
+                marks = sorted(e["name"] for e in events if e.get("name", "").startswith("ProfilerStep#"))
+                self.assertEqual(marks, ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"], name)
+                self.assertEqual(sorted(p.name for p in folder.iterdir()), ["job.json", "profile.trace.json.gz",
+                                                                            "result.json"], name)
+                # The profiler runs no timed step: same seed, same losses as an unprofiled run.
+                _, plain, stderr, _ = run(path, dict(TINY_MLP, mode="compiled"))
+                self.assertEqual(result["loss"]["epoch_final"], plain["loss"]["epoch_final"], name)
+                # The agent's summary of the trace (agent/trace_summary.hpp), as `torchsweep judge FILE` adds it.
+                judging = subprocess.run([ARGS.torchsweep, "judge", str(folder / "result.json")], capture_output=True,
+                                         text=True)
+                self.assertEqual(judging.returncode, 0, judging.stderr)
+                summary = json.loads(judging.stdout)["profile"]
+                names = [row["name"] for row in summary["operators"]]
+                self.assertIn("ProfilerStep*", names, name)  # the step marks, one row as in key_averages()
+                self.assertGreater(summary["totals"]["operators"], 3, (name, names))
+                self.assertGreater(summary["totals"]["self_cpu_s"], 0, name)
+                # What ran within the steps only: the profiler's own start and stop are no step's.
+                self.assertLess(summary["totals"]["self_cpu_s"], 3 * max(profile["step_seconds"]) * 4, name)
+                self.assertEqual(summary["kernels"], [], name)
 
     def test_trainable_parameters_equal_the_workers_for_every_model(self):
         for name, path in ARGS.runners.items():

@@ -306,15 +306,26 @@ class Profile(unittest.TestCase):
         self.assertTrue(any(name.startswith("Torch-Compiled Region") for name in compiled), compiled)
         self.assertNotIn("operator_shapes", self.compiled.result["profile"])  # record_shapes: false
 
-    def test_a_generation_and_a_runner_without_a_profiler_say_none_was_taken(self):
-        generation = Run(ARGS.runner, dict(TINY_GPT_GENERATE, profile={}))
+    def test_a_generation_is_profiled_whole_and_the_workers_rows_pair_with_these(self):
+        # A generation's profiled step is one whole generation, its prefill and decode steps.
+        generation = Run(ARGS.runner, dict(TINY_GPT_GENERATE, profile={"steps": 2}))
         self.assertEqual(generation.exit_code, 0, generation.stderr)
-        self.assertEqual(generation.result["profile"]["status"], "unavailable")
-        self.assertIn("task generate", generation.result["profile"]["reason"])
-        worker = Run(ARGS.worker, dict(TINY_MLP, profile={}))
+        profile = generation.result["profile"]
+        self.assertEqual((profile["status"], len(profile["step_seconds"])), ("ok", 2), profile)
+        linear = [row for row in profile["operators"] if row["name"] == "aten::linear"]
+        self.assertTrue(linear and linear[0]["calls"] >= TINY_GPT_GENERATE["new_tokens"], profile["operators"][:5])
+        # The worker's profile (LibTorch's profiler API) of the same MLP: its rows pair by name with
+        # torch.profiler's, call for call.
+        worker = Run(ARGS.worker, dict(TINY_MLP, mode="eager", profile={"steps": 3}))
         self.assertEqual(worker.exit_code, 0, worker.stderr)
-        self.assertNotIn("profile", worker.result)
-        self.assertIn("knob 'profile' is read by the torch-compile runner only", " ".join(worker.result["warnings"]))
+        errors = sorted(self.validator.iter_errors(worker.result), key=lambda e: list(e.path))
+        self.assertEqual([f"{list(e.path)}: {e.message}" for e in errors], [])
+        theirs = worker.result["profile"]
+        self.assertTrue(theirs["profiler"].startswith("LibTorch profiler"), theirs["profiler"])
+        ours = {row["name"]: row["calls"] for row in self.eager.result["profile"]["operators"]}
+        calls = {row["name"]: row["calls"] for row in theirs["operators"]}
+        for name in ("aten::addmm", "aten::mm", "aten::gelu", "ProfilerStep*"):
+            self.assertAlmostEqual(calls.get(name), ours[name], msg=name)
 
 
 class Generation(unittest.TestCase):

@@ -159,7 +159,6 @@ class Framework:
     MODES = ("eager", "compiled")  # the job modes it runs
     PRECISIONS = ("fp32", "bf16", "fp16")  # the job precisions it runs (fp16: on CUDA)
     TASKS = ("train", "infer")  # the job tasks it runs (generate: a decoder's, docs/language-models.md)
-    PROFILES = False  # whether it honours the job's profile (docs/explain.md)
     beside_result = "."  # the folder of files it writes beside the result (a profile's trace); set by main
 
     def versions(self):
@@ -239,9 +238,6 @@ def main(argv, name, make_framework):
     result = {"schema_version": 1, "status": "ok", "runner": {"name": name, "version": build_info.VERSION},
               "job": job, "warnings": [], "started_at": utc_now()}
     framework.beside_result = os.getcwd() if arguments.out == "-" else os.path.dirname(os.path.abspath(arguments.out))
-    if job.get("profile") and not framework.PROFILES:
-        result["warnings"].append(f"profile: the {name} runner has no profiler yet (the torch-compile runner's; "
-                                  "docs/explain.md): none was taken")
     try:
         framework.run(job, result)
     except InvalidJob as error:  # what only the built model tells (an hf: model's positions)

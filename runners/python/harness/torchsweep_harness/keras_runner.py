@@ -12,6 +12,7 @@ from . import accuracy, data, start_state
 from .contract import AUTOCAST_DTYPES, Framework, logger
 from .errors import Unsupported
 from .measure import ExperimentBase, HostClock, RssProbe, measure, prepare, record_measurements
+from .profile_section import traced_steps
 
 # The Keras dtype policy of each job precision: bf16 and fp16 compute with
 # float32 variables, as autocast does.
@@ -132,6 +133,10 @@ class KerasFramework(Framework):
 
     # ---- what a backend adds ----
     COMPILERS = {"eager": "none", "compiled": "xla"}  # the result's compiler of each
+
+    def profiler(self):
+        """The backend's profiler, as profile_section.traced_steps takes it."""
+        raise NotImplementedError
 
     def framework_context(self):
         """The context's framework, cuda_version and gpus (the GPUs visible)."""
@@ -259,6 +264,14 @@ class KerasFramework(Framework):
             if xla["recompilations_in_timed_epochs"]:
                 warnings.append(f"the step compiled again {xla['recompilations_in_timed_epochs']} time(s) in the "
                                 "timed epochs: their times include compiling")
+        if job["profile"]:  # after the timed epochs and their compile count, before the gate's steps
+
+            def profiled_step():
+                experiment.step(experiment.next_batch())
+                experiment.synchronize()
+
+            result["profile"] = traced_steps(self.profiler(), profiled_step, job, self.beside_result,
+                                             job["device"] != "cpu")
         result["execution"] = {
             "task": job["task"], "mode": experiment.mode,
             "compiler": self.COMPILERS[experiment.mode], "fallback_reason": fallback_reason, "capture_seconds": None,

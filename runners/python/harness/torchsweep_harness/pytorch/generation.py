@@ -76,6 +76,21 @@ class Generation:
             self.torch.cuda.synchronize(self.device)
 
 
+class WholeGenerations:
+    """A generation job as profile.profile_steps takes an experiment: each
+    step one whole generation of the next prompt, its prefill and its
+    decode steps (docs/explain.md)."""
+
+    def __init__(self, generation):
+        self.generation, self.device = generation, generation.device
+
+    def step(self):
+        self.generation.generate(self.generation.next_prompt())
+
+    def synchronize(self):
+        self.generation.synchronize()
+
+
 class GptGeneration(Generation):
     """The built-in decoder's: a static key/value cache per block ([batch,
     heads, prompt_len + new_tokens - 1, head_dim], in the autocast dtype),

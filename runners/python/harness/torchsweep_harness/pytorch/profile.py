@@ -4,21 +4,14 @@ those of an unprofiled run; the trace (Chrome's trace event format, gzip)
 beside the result, and the result's profile section: what ran, per
 operator and per GPU kernel, most time first."""
 
-import hashlib
 import os
 import time
 
+from ..profile_section import TRACE_NAME, options, recorded_activities, trace_entry
+
 TOP = 100  # rows of each table kept in the result; the totals and the trace have every event
 TOP_SHAPES = 30  # rows per operator and input shapes
-TRACE_NAME = "profile.trace.json.gz"
 WARMUP_STEPS = 1  # under the profiler, not recorded
-
-
-def options(job):
-    """What the job asked of the profile, as both kinds of section repeat it."""
-    asked = job["profile"]
-    return {"steps": asked["steps"], "record_shapes": asked["record_shapes"], "memory": asked["memory"],
-            "with_stack": asked["with_stack"]}
 
 
 def name_generated_kernels(torch):
@@ -32,20 +25,14 @@ def name_generated_kernels(torch):
     torch._inductor.config.cpp.enable_kernel_profile = True
 
 
-def unavailable_profile(job, reason):
-    """The profile section of a job whose profile could not be taken."""
-    return {"status": "unavailable", "reason": reason, "profiler": None, "activities": [], **options(job)}
-
-
 def profile_steps(torch, experiment, job, folder):
     """Runs job.profile.steps steps of `experiment` under the profiler and
     returns the result's profile section, the trace written in `folder`."""
     from torch.profiler import ProfilerActivity, profile, schedule
     asked = job["profile"]
-    on_gpu = experiment.device.type == "cuda"
-    activities = [a for a in asked["activities"] if a == "cpu" or on_gpu]
-    if not activities:
-        return unavailable_profile(job, f"activities [cuda] on device {experiment.device}: nothing to record")
+    activities, unavailable = recorded_activities(job, experiment.device.type == "cuda")
+    if unavailable:
+        return unavailable
     section = {"status": "ok", "profiler": f"torch.profiler {torch.__version__}", "activities": activities,
                **options(job)}
     experiment.synchronize()
@@ -74,11 +61,7 @@ def write_trace(profiler, path):
     partial = path[:-len(".json.gz")] + ".partial.json.gz"
     profiler.export_chrome_trace(partial)
     os.replace(partial, path)
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return {"file": os.path.basename(path), "bytes": os.path.getsize(path), "sha256": digest.hexdigest()}
+    return trace_entry(path)
 
 
 def device_time(event, kind):

@@ -1,0 +1,44 @@
+#pragma once
+// The result's profile summary (schemas/result.schema.json, profile) from
+// the events LibTorch's profiler recorded, summed the way torch.profiler's
+// key_averages() sums them (torch/autograd/profiler_util.py), so that
+// `torchsweep explain` pairs this runner's operators with the
+// torch-compile runner's: an operator's self time is its time less that
+// of the operators nested in it on its thread; a GPU kernel counts towards
+// the operator whose correlation id it is linked to.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace ts::profiles {
+
+// One recorded event, as the summary needs it.
+struct ProfiledEvent {
+  std::string name;
+  bool on_device = false;  // a GPU kernel or copy (its device's time); else a host event
+  bool async = false;      // started and ended on different threads: nests nothing
+  uint64_t thread = 0;
+  uint64_t start_ns = 0, end_ns = 0;
+  uint64_t correlation = 0;         // a host event's own id
+  uint64_t linked_correlation = 0;  // a kernel's: the host event that launched it (0: none)
+  std::string input_shapes;         // as torch.profiler prints them, "[[8, 32], []]"; empty: not recorded
+};
+
+// Rows kept per table; the totals and the trace have every event.
+struct SummaryLimits {
+  std::size_t operators = 100, operator_shapes = 30, kernels = 100;
+};
+
+// The section's operators, operator_shapes (when `by_shape`), kernels and
+// totals, per profiled step over `steps` steps; the most self time first
+// (the device's where `kernels_recorded`). The step marks, ProfilerStep#N,
+// are one row, ProfilerStep*, as in key_averages().
+nlohmann::json summarize_profile(const std::vector<ProfiledEvent>& events, int64_t steps, bool by_shape,
+                                 bool kernels_recorded, const SummaryLimits& limits = {});
+
+// Events torch.profiler leaves out of its tables: its own bookkeeping and
+// the memory records (those stay in the trace).
+bool left_out_of_summary(const std::string& name);
+
+}  // namespace ts::profiles
