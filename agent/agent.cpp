@@ -153,6 +153,7 @@ void Agent::stop() {
 
 asio::awaitable<void> Agent::run() {
   auto backoff = options_.initial_backoff;
+  auto trying_since = std::chrono::steady_clock::now();  // to register
   while (!stopped_ && !refused_) {
     bool welcomed = false;
     try {
@@ -164,8 +165,16 @@ asio::awaitable<void> Agent::run() {
         welcomed = true;
       });
     } catch (const std::exception& error) {
-      if (!stopped_) log::warn("coordinator {}: {}", options_.coordinator.text(), error.what());
+      const auto trying = std::chrono::steady_clock::now() - trying_since;
+      if (!stopped_ && !welcomed && trying >= options_.join_error_after) {
+        log::error("agent {} has not registered with coordinator {} for {:.0f} s (its last attempt: {}); still trying",
+                   options_.name, options_.coordinator.text(), std::chrono::duration<double>(trying).count(),
+                   error.what());
+      } else if (!stopped_) {
+        log::warn("coordinator {}: {}", options_.coordinator.text(), error.what());
+      }
     }
+    if (welcomed) trying_since = std::chrono::steady_clock::now();  // the session ended: registering anew
     if (refused_ && on_refused_) on_refused_();
     if (stopped_ || refused_) break;
     if (welcomed && fence_after_ && !running_.empty()) {  // cut off just now: the clock starts

@@ -62,6 +62,10 @@ struct AgentOptions {
   std::shared_ptr<wire::ssl::context> tls;
   std::chrono::milliseconds initial_backoff{200};
   std::chrono::milliseconds max_backoff{5000};
+  // Trying to register for longer than this (since the start, or since the
+  // last session ended) is an ERROR, with the reason, at each further failed
+  // attempt (docs/protocol.md, "Joining").
+  std::chrono::milliseconds join_error_after{60'000};
   // NVML, for the GPU telemetry of every result (agent/node/gpu_telemetry.hpp).
   std::filesystem::path nvml_library = "libnvidia-ml.so.1";
   std::chrono::milliseconds telemetry_interval{100};

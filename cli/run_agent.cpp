@@ -20,12 +20,18 @@ Command add_agent_command(CLI::App& app) {
     std::string nvml_library = agent::AgentOptions{}.nvml_library.string();
     std::string powercap_root = agent::AgentOptions{}.powercap_root.string();
     bool keep_job_dirs = false, no_default_runners = false;
+    double join_error_after_s = std::chrono::duration<double>(agent::AgentOptions{}.join_error_after).count();
     std::map<std::string, std::filesystem::path> environments;
     std::vector<std::string> prices;
   };
   auto settings = std::make_shared<Settings>();
   command->add_option("--coordinator", settings->coordinator, "coordinator HOST:PORT")->capture_default_str();
   command->add_option("--name", settings->name, "agent identity (default: the hostname)");
+  command
+      ->add_option("--join-error-after-s", settings->join_error_after_s,
+                   "log at ERROR, with the reason, each failed attempt to register once it has tried this long")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   command->add_option("--label", settings->labels, "KEY=VALUE label reported to the coordinator (repeatable)");
   command->add_option("--runner", settings->runners,
                       "NAME=PATH: an executable honouring the worker contract (repeatable)");
@@ -58,6 +64,7 @@ Command add_agent_command(CLI::App& app) {
     agent::AgentOptions options;
     options.coordinator = wire::parse_endpoint(settings->coordinator, "--coordinator");
     options.name = settings->name;
+    options.join_error_after = std::chrono::milliseconds(static_cast<int64_t>(settings->join_error_after_s * 1000));
     options.work_directory = settings->work_dir;
     options.data_roots.assign(settings->data_roots.begin(), settings->data_roots.end());
     options.model_roots.assign(settings->model_roots.begin(), settings->model_roots.end());

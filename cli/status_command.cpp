@@ -12,7 +12,8 @@
 namespace ts::cli {
 
 Command add_status_command(CLI::App& app) {
-  auto* command = app.add_subcommand("status", "show sweeps (jobs per state) and the connected agents");
+  auto* command = app.add_subcommand(
+      "status", "show sweeps (jobs per state), the connected agents and any connection still joining");
   struct Settings {
     ClientSettings client;
     std::string sweep;
@@ -56,10 +57,17 @@ Command add_status_command(CLI::App& app) {
       agents.rows.push_back({agent.at("name"), agent.at("address"), agent.value("hostname", ""),
                              agent.value("cpu_cores", 0), agent.value("gpus", 0), running.empty() ? "-" : running});
     }
+    // Connections whose hello is still arriving (an agent joining over a slow link, docs/protocol.md).
+    Table joining{{"joining", "for_s", "received_bytes"}, {}};
+    for (const auto& peer : reply.value("joining", nlohmann::json::array())) {
+      joining.rows.push_back(
+          {peer.at("address"), fmt::format("{:.0f}", peer.at("joining_s").get<double>()), peer.at("received_bytes")});
+    }
     std::cout << (sweeps.rows.empty() ? "(no sweeps)\n" : render(sweeps, Format::table, terminal_width()));
     if (!pairs.rows.empty()) std::cout << "\n" << render(pairs, Format::table, terminal_width());
     std::cout << "\n"
               << (agents.rows.empty() ? "(no agents connected)\n" : render(agents, Format::table, terminal_width()));
+    if (!joining.rows.empty()) std::cout << "\n" << render(joining, Format::table, terminal_width());
     return exit_code::ok;
   };
 }

@@ -21,7 +21,7 @@ Coordinator::Coordinator(asio::io_context& io, CoordinatorOptions options, store
                         options_.jobs.reattach_grace, options_.token},
       registry_(store, batch_, options_.jobs,
                 [this](const std::string& agent, const nlohmann::json& message) { agents_.send(agent, message); }),
-      requests_(store, batch_, registry_, agents_),
+      requests_(store, batch_, registry_, agents_, joining_),
       acceptor_(io) {
   const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(options_.listen.host), options_.listen.port);
   if (!options_.token && !endpoint.address().is_loopback()) {
@@ -154,8 +154,9 @@ asio::awaitable<void> Coordinator::serve(asio::ip::tcp::socket socket) {
   } else {
     connection = std::make_shared<wire::Connection>(std::move(socket), options_.limits);
   }
-  auto session = std::make_shared<Session>(std::move(connection), session_settings_,
-                                           SessionParts{store_, batch_, registry_, agents_, requests_, metrics_.get()});
+  auto session =
+      std::make_shared<Session>(std::move(connection), session_settings_,
+                                SessionParts{store_, batch_, registry_, agents_, requests_, joining_, metrics_.get()});
   sessions_.insert(session);
   // Forgotten when it ends, by a store error too (which ends the coordinator).
   // Not by a guard's destructor: a frame destroyed with the io_context after

@@ -15,6 +15,7 @@
 
 #include "coordinator/connected_agents.hpp"
 #include "coordinator/job_registry.hpp"
+#include "coordinator/joining_peers.hpp"
 #include "coordinator/metrics.hpp"
 #include "coordinator/requests.hpp"
 #include "coordinator/session.hpp"
@@ -88,6 +89,7 @@ class Coordinator {
   WriteBatch batch_;
   SessionSettings session_settings_;
   ConnectedAgents agents_;
+  JoiningPeers joining_;  // before requests_, which reads it
   JobRegistry registry_;
   Requests requests_;
   asio::ip::tcp::acceptor acceptor_;

@@ -179,7 +179,8 @@ nlohmann::json Requests::status_reply(const std::string& sweep) {
                       {"connected_s", std::chrono::duration<double>(now - session.connected_at).count()},
                       {"running", registry_.running_on(name)}});
   }
-  return wire::make_message("status_reply", {{"sweeps", sweeps}, {"agents", agents}});
+  return wire::make_message("status_reply",
+                            {{"sweeps", sweeps}, {"agents", agents}, {"joining", joining_.describe(now)}});
 }
 
 }  // namespace ts::coordinator

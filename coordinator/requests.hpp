@@ -11,6 +11,7 @@
 
 #include "coordinator/connected_agents.hpp"
 #include "coordinator/job_registry.hpp"
+#include "coordinator/joining_peers.hpp"
 #include "coordinator/write_batch.hpp"
 #include "store/store.hpp"
 
@@ -28,8 +29,9 @@ struct Submission {
 
 class Requests {
  public:
-  Requests(store::Store& store, WriteBatch& batch, JobRegistry& registry, const ConnectedAgents& agents)
-      : store_(store), batch_(batch), registry_(registry), agents_(agents) {}
+  Requests(store::Store& store, WriteBatch& batch, JobRegistry& registry, const ConnectedAgents& agents,
+           const JoiningPeers& joining)
+      : store_(store), batch_(batch), registry_(registry), agents_(agents), joining_(joining) {}
 
   // Validates, expands and stores a sweep, then queues its jobs. Throws
   // ts::InvalidInput naming `origin` and the field of a bad sweep, or a
@@ -45,7 +47,8 @@ class Requests {
   // sweep id and the new job ids; an unknown sweep or configuration changes nothing.
   std::pair<std::string, std::vector<std::string>> rerun(const std::string& sweep,
                                                          const std::vector<std::string>& configurations, int64_t runs);
-  // The sweep asked for (or the current ones) and the connected agents.
+  // The sweep asked for (or the current ones), the connected agents and the
+  // connections still joining.
   nlohmann::json status_reply(const std::string& sweep = "");
   // The reply to a client's message of `type`; throws ts::InvalidInput for
   // a bad request or a type clients may not send.
@@ -59,6 +62,7 @@ class Requests {
   WriteBatch& batch_;
   JobRegistry& registry_;
   const ConnectedAgents& agents_;
+  const JoiningPeers& joining_;
 };
 
 }  // namespace ts::coordinator

@@ -19,7 +19,7 @@ asio::awaitable<void> Session::run() {
   connection.keep_alive(settings_.heartbeat_interval);
   connection.start();
   try {
-    const auto hello = co_await wire::receive_within(connection, settings_.handshake_timeout);
+    const auto hello = co_await receive_hello();
     const auto type = wire::validate_message(hello);
     if (type != "hello") throw InvalidInput("type", "the first message must be hello, got " + type);
     nlohmann::json welcome{{"version", std::string(version::number())},
@@ -48,6 +48,18 @@ asio::awaitable<void> Session::run() {
     // A coroutine root: nothing above it would report this.
     log::error("{}: session failed: {}", connection.peer(), error.what());
     connection.stop();
+  }
+}
+
+asio::awaitable<nlohmann::json> Session::receive_hello() {
+  parts_.joining.add(*connection_);
+  try {
+    auto hello = co_await wire::receive_within(*connection_, settings_.handshake_timeout);
+    parts_.joining.remove(*connection_);
+    co_return hello;
+  } catch (...) {
+    parts_.joining.remove(*connection_);
+    throw;
   }
 }
 

@@ -13,6 +13,7 @@
 
 #include "coordinator/connected_agents.hpp"
 #include "coordinator/job_registry.hpp"
+#include "coordinator/joining_peers.hpp"
 #include "coordinator/metrics.hpp"
 #include "coordinator/requests.hpp"
 #include "coordinator/write_batch.hpp"
@@ -38,6 +39,7 @@ struct SessionParts {
   JobRegistry& registry;
   ConnectedAgents& agents;
   Requests& requests;
+  JoiningPeers& joining;
   Metrics* metrics;  // null without --metrics-listen
 };
 
@@ -52,6 +54,9 @@ class Session {
   void stop() { connection_->stop(); }
 
  private:
+  // The peer's first message, within the handshake timeout of silence; the
+  // connection is among the joining peers (status) while it arrives.
+  asio::awaitable<nlohmann::json> receive_hello();
   // Challenges the peer for the token; returns the coordinator's proof for
   // the welcome. Throws ts::InvalidInput when the peer's answer is wrong.
   asio::awaitable<std::string> authenticate(const nlohmann::json& hello);

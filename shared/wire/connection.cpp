@@ -1,5 +1,8 @@
 #include "shared/wire/connection.hpp"
 
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+
 #include <boost/asio/experimental/parallel_group.hpp>
 
 #include "shared/log.hpp"
@@ -8,20 +11,6 @@
 namespace ts::wire {
 
 using asio::use_awaitable;
-
-namespace {
-
-// Reads or writes all of `buffer` on whichever stream the connection has.
-template <class Buffer>
-asio::awaitable<std::size_t> read_all(Connection::Stream& stream, Buffer buffer) {
-  return std::visit([&](auto& s) { return asio::async_read(s, buffer, use_awaitable); }, stream);
-}
-template <class Buffer>
-asio::awaitable<std::size_t> write_all(Connection::Stream& stream, Buffer buffer) {
-  return std::visit([&](auto& s) { return asio::async_write(s, buffer, use_awaitable); }, stream);
-}
-
-}  // namespace
 
 Connection::Connection(asio::ip::tcp::socket socket, ConnectionLimits limits)
     : Connection(Stream(std::move(socket)), limits) {}
@@ -62,11 +51,28 @@ void Connection::start() {
       socket().get_executor(), [self = shared_from_this()] { return self->write_loop(); }, asio::detached);
 }
 
+asio::awaitable<void> Connection::read_counted(asio::mutable_buffer buffer) {
+  while (buffer.size() > 0) {
+    const auto read = co_await std::visit([&](auto& s) { return s.async_read_some(buffer, use_awaitable); }, stream_);
+    received_bytes_ += read;
+    buffer += read;
+  }
+}
+
+asio::awaitable<void> Connection::write_counted(asio::const_buffer buffer) {
+  while (buffer.size() > 0) {
+    const auto written =
+        co_await std::visit([&](auto& s) { return s.async_write_some(buffer, use_awaitable); }, stream_);
+    sent_bytes_ += written;
+    buffer += written;
+  }
+}
+
 asio::awaitable<nlohmann::json> Connection::receive() {
   FrameHeader header{};
-  received_bytes_ += co_await read_all(stream_, asio::buffer(header));
+  co_await read_counted(asio::buffer(header));
   std::string payload(payload_length(header, limits_.max_frame_bytes), '\0');
-  received_bytes_ += co_await read_all(stream_, asio::buffer(payload));
+  co_await read_counted(asio::buffer(payload));
   co_return decode_payload(payload);
 }
 
@@ -107,7 +113,7 @@ asio::awaitable<void> Connection::write_loop() {
         co_await wake_writer_.async_wait(asio::redirect_error(use_awaitable, woken));
         continue;
       }
-      co_await write_all(stream_, asio::buffer(outbox_.front()));
+      co_await write_counted(asio::buffer(outbox_.front()));
       queued_bytes_ -= outbox_.front().size();
       outbox_.pop_front();
     }
@@ -122,12 +128,38 @@ bool Connection::heard_since(std::uint64_t mark) {
   return received_bytes_ != mark || socket().available(error) > 0;
 }
 
+std::size_t Connection::unacknowledged() {
+  int bytes = 0;  // in the kernel's send queue: not yet acknowledged by the peer's TCP
+  return ::ioctl(socket().native_handle(), SIOCOUTQ, &bytes) == 0 ? static_cast<std::size_t>(bytes) : 0;
+}
+
+asio::awaitable<void> Connection::delivered(std::chrono::steady_clock::duration timeout) {
+  // Polled: the kernel tells no one when the peer acknowledges. A tick of a
+  // tenth of the timeout (at most 100 ms) keeps the answer prompt.
+  const auto tick = std::min<std::chrono::steady_clock::duration>(timeout / 10, std::chrono::milliseconds(100));
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  auto moved_at = std::chrono::steady_clock::now();
+  auto progress = std::pair(sent_bytes_, unacknowledged());
+  while (!stopped_ && (queued_bytes_ > 0 || unacknowledged() > 0)) {
+    timer.expires_after(tick);
+    co_await timer.async_wait(use_awaitable);
+    const auto now_progress = std::pair(sent_bytes_, unacknowledged());
+    if (now_progress.first != progress.first || now_progress.second < progress.second) {
+      moved_at = std::chrono::steady_clock::now();
+    } else if (std::chrono::steady_clock::now() - moved_at >= timeout) {
+      throw boost::system::system_error(asio::error::timed_out);
+    }
+    progress = now_progress;
+  }
+}
+
 namespace {
 
 // Returns once the peer has been silent for `timeout`. A deadline that passes
-// while its bytes wait unread, or after it sent some, starts a new one: a
-// coordinator whose loop was busy for longer than the timeout must not take
-// a heartbeat waiting in the socket for the peer's silence.
+// while its bytes wait unread, or after it sent some (a frame's first bytes
+// too), starts a new one: a coordinator whose loop was busy for longer than
+// the timeout must not take a heartbeat waiting in the socket for the peer's
+// silence, nor a hello still arriving over a slow link.
 asio::awaitable<void> silence(Connection& connection, std::chrono::steady_clock::duration timeout) {
   asio::steady_timer deadline(co_await asio::this_coro::executor);
   for (auto mark = connection.received();; mark = connection.received()) {

@@ -48,20 +48,31 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const std::string& peer() const noexcept { return peer_; }
   bool encrypted() const noexcept { return std::holds_alternative<TlsStream>(stream_); }
   // Whether the peer sent anything since `mark` (a value of received()):
-  // bytes read, or bytes waiting in the socket that nobody read yet.
+  // bytes read (each chunk as it arrived, a frame's first bytes too), or
+  // bytes waiting in the socket that nobody read yet.
   std::uint64_t received() const noexcept { return received_bytes_; }
   bool heard_since(std::uint64_t mark);
+  // Returns once everything queued has been written and acknowledged by the
+  // peer's TCP; throws boost::system::system_error (timed_out) after
+  // `timeout` in which none of it moved. A hello over a slow link takes as
+  // long as it takes: its answer's deadline starts after it (handshake.hpp).
+  asio::awaitable<void> delivered(std::chrono::steady_clock::duration timeout);
 
  private:
   Connection(Stream stream, ConnectionLimits limits);
   asio::awaitable<void> write_loop();
+  // Reads or writes all of `buffer`, counting each chunk as it goes: a frame
+  // still crossing a slow link is no silence (receive_within).
+  asio::awaitable<void> read_counted(asio::mutable_buffer buffer);
+  asio::awaitable<void> write_counted(asio::const_buffer buffer);
   asio::ip::tcp::socket& socket();  // under TLS too
+  std::size_t unacknowledged();     // bytes in the kernel's send queue
 
   Stream stream_;
   asio::steady_timer wake_writer_;
   std::deque<std::string> outbox_;
   std::size_t queued_bytes_ = 0;
-  std::uint64_t received_bytes_ = 0;
+  std::uint64_t received_bytes_ = 0, sent_bytes_ = 0;
   ConnectionLimits limits_;
   std::string peer_;
   bool closing_ = false;
@@ -73,8 +84,9 @@ std::string peer_address(const asio::ip::tcp::socket& socket);
 
 // Reads and validates one message within `timeout`; throws on timeout
 // (boost::system::system_error with asio::error::timed_out) or bad input.
-// The timeout is the peer's silence: a deadline that passes while the
-// peer's bytes wait to be read (the event loop was busy) is extended.
+// The timeout is the link's silence: a deadline that passes while the
+// peer's bytes wait to be read (the event loop was busy), or while bytes
+// are still moving either way (a large hello over a slow link), is extended.
 asio::awaitable<nlohmann::json> receive_within(Connection& connection, std::chrono::steady_clock::duration timeout);
 
 }  // namespace ts::wire

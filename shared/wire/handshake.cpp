@@ -9,6 +9,9 @@ boost::asio::awaitable<nlohmann::json> peer_handshake(Connection& connection, co
                                                       const std::optional<std::string>& token,
                                                       std::chrono::steady_clock::duration timeout) {
   connection.send(make_message("hello", hello_fields));
+  // The answer's deadline starts once the hello has arrived: over a slow link
+  // a hello of model lists takes longer than `timeout`, and is not silence.
+  co_await connection.delivered(timeout);
   auto reply = co_await receive_within(connection, timeout);
   std::string peer_nonce;
   if (validate_message(reply) == "challenge") {

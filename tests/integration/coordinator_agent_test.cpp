@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
+#include "shared/version.hpp"
 #include "tests/support/cluster.hpp"
 
 namespace ts {
@@ -72,6 +74,77 @@ TEST_F(CoordinatorAndAgents, MalformedAndOversizedFramesCloseOnlyThatConnection)
   }
   // The coordinator kept serving: the agent is still there, status answers.
   EXPECT_EQ(agent_names(), Names{"node-a"});
+}
+
+// #53's slow link, end to end: a hello that arrives in pieces over longer
+// than the coordinator's handshake timeout (5 s) is not timed out while its
+// bytes keep coming, and `status` shows the connection joining meanwhile.
+TEST_F(CoordinatorAndAgents, AHelloStillArrivingIsJoiningNotTimedOut) {
+  start_coordinator();
+  const nlohmann::json capabilities{{"hostname", "far"},
+                                    {"cpu_cores", 1},
+                                    {"memory_bytes", 0},
+                                    {"gpus", nlohmann::json::array()},
+                                    {"padding", std::string(20'000, 'm')}};  // as an agent's model lists are
+  const auto hello = frame(nlohmann::json{
+      {"v", 2},
+      {"type", "hello"},
+      {"role", "client"},
+      {"name", "slow-link"},
+      {"version", std::string(version::number())},
+      {"capabilities",
+       capabilities}}.dump());
+  const int fd = raw_connection();
+  const auto started = std::chrono::steady_clock::now();
+  const std::size_t piece = hello.size() / 8 + 1;
+  for (std::size_t sent = 0, pieces = 0; sent < hello.size(); ++pieces) {
+    const auto size = std::min(piece, hello.size() - sent);
+    ASSERT_EQ(::send(fd, hello.data() + sent, size, 0), static_cast<ssize_t>(size));
+    sent += size;
+    if (pieces == 2) {
+      // Joining, by address, with what has arrived.
+      ASSERT_TRUE(wait_for(
+          [&] {
+            const auto reply = torchsweep({"status", "--json", "--coordinator", endpoint()});
+            if (reply.exit_code != 0) return false;
+            const auto joining = nlohmann::json::parse(reply.out).value("joining", nlohmann::json::array());
+            return joining.size() == 1 && joining[0].at("received_bytes") == sent &&
+                   joining[0].at("address").get<std::string>().rfind("127.0.0.1:", 0) == 0;
+          },
+          5s));
+    }
+    // The slow link's pace, not a wait for a condition: eight pieces over 7 s, each gap under the timeout.
+    if (sent < hello.size()) std::this_thread::sleep_for(900ms);
+  }
+  ASSERT_GT(std::chrono::steady_clock::now() - started, 5s);
+  char header[4];
+  ASSERT_EQ(::recv(fd, header, 4, MSG_WAITALL), 4) << "closed: the hello was timed out while it arrived";
+  const auto length = (static_cast<uint32_t>(static_cast<unsigned char>(header[0])) << 24) |
+                      (static_cast<uint32_t>(static_cast<unsigned char>(header[1])) << 16) |
+                      (static_cast<uint32_t>(static_cast<unsigned char>(header[2])) << 8) |
+                      static_cast<unsigned char>(header[3]);
+  std::string payload(length, '\0');
+  ASSERT_EQ(::recv(fd, payload.data(), length, MSG_WAITALL), static_cast<ssize_t>(length));
+  EXPECT_EQ(nlohmann::json::parse(payload).at("type"), "welcome");
+  const auto after = torchsweep({"status", "--json", "--coordinator", endpoint()});
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(nlohmann::json::parse(after.out).at("joining"), nlohmann::json::array());
+  ::close(fd);
+}
+
+TEST_F(CoordinatorAndAgents, AnAgentThatCannotRegisterSaysSoAtErrorWithTheReason) {
+  // No coordinator listens (port 0 refuses at once): warnings first, then,
+  // past --join-error-after-s, an ERROR a failed attempt, naming the reason.
+  start_agent("unheard", {"--join-error-after-s", "1"});
+  const auto log = directory_ / "unheard.log";
+  ASSERT_TRUE(wait_for([&] { return testing::slurp(log).find("has not registered") != std::string::npos; }, 15s))
+      << testing::slurp(log);
+  const auto text = testing::slurp(log);
+  const auto line = text.substr(text.rfind('\n', text.find("has not registered")) + 1);
+  EXPECT_NE(line.find(" ERROR "), std::string::npos) << line;
+  EXPECT_NE(line.find("agent unheard has not registered with coordinator 127.0.0.1:0"), std::string::npos) << line;
+  EXPECT_NE(line.find("Connection refused"), std::string::npos) << line;  // the reason
+  EXPECT_NE(text.find(" WARN  agent: coordinator 127.0.0.1:0"), std::string::npos) << text;  // before it
 }
 
 TEST_F(CoordinatorAndAgents, IncompatibleProtocolVersionIsRefusedWithAReason) {
