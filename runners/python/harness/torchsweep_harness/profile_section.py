@@ -49,8 +49,8 @@ def traced_steps(profiler, step, job, folder, on_gpu):
     """Runs job.profile.steps of `step` (one synchronized step) under
     `profiler`, which the framework gives: name, start(log_dir, job),
     stop(), mark(name) (a context naming a step in the trace) and
-    trace(log_dir) (the Chrome trace it wrote there, gzip, moved to the path
-    it is given). Returns the section, the trace in `folder`."""
+    trace(log_dir, path) (puts the Chrome trace it recorded in log_dir, gzip,
+    at path). Returns the section, the trace in `folder`."""
     activities, unavailable = recorded_activities(job, on_gpu)
     if unavailable:
         return unavailable
