@@ -134,15 +134,18 @@ std::size_t Connection::unacknowledged() {
 }
 
 asio::awaitable<void> Connection::delivered(std::chrono::steady_clock::duration timeout) {
-  // Polled: the kernel tells no one when the peer acknowledges. A tick of a
-  // tenth of the timeout (at most 100 ms) keeps the answer prompt.
-  const auto tick = std::min<std::chrono::steady_clock::duration>(timeout / 10, std::chrono::milliseconds(100));
+  // Polled: the kernel tells no one when the peer acknowledges. The tick
+  // starts at 1 ms (a local peer has it all at once: a CLI command pays
+  // about that) and doubles up to a tenth of the timeout, at most 100 ms.
+  const auto longest = std::min<std::chrono::steady_clock::duration>(timeout / 10, std::chrono::milliseconds(100));
+  std::chrono::steady_clock::duration tick = std::chrono::milliseconds(1);
   asio::steady_timer timer(co_await asio::this_coro::executor);
   auto moved_at = std::chrono::steady_clock::now();
   auto progress = std::pair(sent_bytes_, unacknowledged());
   while (!stopped_ && (queued_bytes_ > 0 || unacknowledged() > 0)) {
     timer.expires_after(tick);
     co_await timer.async_wait(use_awaitable);
+    tick = std::min(2 * tick, longest);
     const auto now_progress = std::pair(sent_bytes_, unacknowledged());
     if (now_progress.first != progress.first || now_progress.second < progress.second) {
       moved_at = std::chrono::steady_clock::now();
