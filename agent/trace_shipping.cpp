@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "agent/trace_summary.hpp"
 #include "shared/json_io.hpp"
 #include "shared/log.hpp"
 #include "shared/wire/attachment.hpp"
@@ -13,8 +14,6 @@ void attach_trace(nlohmann::json& message, const std::filesystem::path& director
   const nlohmann::json::json_pointer at("/profile/trace");
   if (!result.contains(at)) return;
   auto& trace = result[at];
-  const auto name = trace.at("file").get<std::string>();
-  const auto file = directory / name;
   // The resolved job the runner echoes spells the limit (job.schema.json's default when the job gave none).
   const double limit_mib = result.at("job").at("profile").at("max_trace_mib").get<double>();
   const auto not_stored = [&](const std::string& reason) {
@@ -23,9 +22,11 @@ void attach_trace(nlohmann::json& message, const std::filesystem::path& director
     result["warnings"].push_back("profile: the trace was not stored: " + reason);
     log::warn("job {}: profile trace not shipped: {}", result.at("job").value("job_id", ""), reason);
   };
-  // A name in the job's directory, never a path out of it.
-  if (name.find('/') != std::string::npos || name == "." || name == "..") {
-    return not_stored("its file '" + name + "' is not a name in the job's directory");
+  std::filesystem::path file;
+  try {
+    file = trace_file(trace, directory);
+  } catch (const std::runtime_error& failure) {
+    return not_stored(failure.what());
   }
   std::error_code error;
   const auto bytes = std::filesystem::file_size(file, error);

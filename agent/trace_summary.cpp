@@ -12,13 +12,21 @@ namespace ts::agent {
 namespace {
 
 constexpr std::uint64_t kMaxTraceBytes = std::uint64_t{1} << 30;  // uncompressed: a 10 MiB gzip holds ~100-300 MiB
-constexpr const char* kStepPrefix = "ProfilerStep#";              // the runners' step marks
 
 uint64_t nanoseconds(const nlohmann::json& microseconds) {
   return static_cast<uint64_t>(std::llround(std::max(0.0, microseconds.get<double>()) * 1000.0));
 }
 
 }  // namespace
+
+std::filesystem::path trace_file(const nlohmann::json& trace, const std::filesystem::path& directory) {
+  // A name in the job's directory, never a path out of it.
+  const auto name = trace.at("file").get<std::string>();
+  if (name.find('/') != std::string::npos || name == "." || name == "..") {
+    throw std::runtime_error("its file '" + name + "' is not a name in the job's directory");
+  }
+  return directory / name;
+}
 
 std::vector<profiles::ProfiledEvent> trace_events(const nlohmann::json& trace) {
   const auto& events = trace.is_array() ? trace : trace.at("traceEvents");
@@ -40,13 +48,12 @@ std::vector<profiles::ProfiledEvent> trace_events(const nlohmann::json& trace) {
     const auto start = nanoseconds(event.at("ts"));
     const auto end = start + nanoseconds(event.value("dur", nlohmann::json(0.0)));
     auto name = event.value("name", "");
-    if (name.rfind(kStepPrefix, 0) == 0) {
+    if (name.starts_with(profiles::kStepMark)) {
       first = std::min(first, start);
       last = std::max(last, end);
     }
     const bool on_device = processes[pid].rfind("/device:", 0) == 0;
     if (on_device && threads[{pid, tid}].rfind("Stream", 0) != 0) continue;  // XLA's derived lines (XLA Ops, Steps)
-    if (profiles::left_out_of_summary(name)) continue;
     out.push_back({std::move(name), on_device, false, (static_cast<uint64_t>(pid) << 32) ^ static_cast<uint64_t>(tid),
                    start, end, 0, 0, ""});
   }
@@ -61,13 +68,9 @@ void summarize_trace(nlohmann::json& result, const std::filesystem::path& direct
   if (!result.contains("profile")) return;
   auto& profile = result.at("profile");
   if (profile.value("status", "") != "ok" || !profile.contains("trace") || profile.contains("operators")) return;
-  const auto name = profile.at("trace").at("file").get<std::string>();
-  const auto file = directory / name;
   try {
-    if (name.find('/') != std::string::npos || name == "." || name == "..") {
-      throw std::runtime_error("its file '" + name + "' is not a name in the job's directory");
-    }
-    const auto trace = nlohmann::json::parse(read_gzip_file(file, kMaxTraceBytes));
+    const auto trace =
+        nlohmann::json::parse(read_gzip_file(trace_file(profile.at("trace"), directory), kMaxTraceBytes));
     const auto activities = profile.at("activities");
     const bool kernels = std::find(activities.begin(), activities.end(), "cuda") != activities.end();
     profile.update(
@@ -75,8 +78,7 @@ void summarize_trace(nlohmann::json& result, const std::filesystem::path& direct
   } catch (const std::exception& error) {
     result["warnings"].push_back(std::string("profile: no operator summary: the trace could not be read: ") +
                                  error.what());
-    log::warn("profile of job {}: no summary from {}: {}", result.at("job").value("job_id", ""), file.string(),
-              error.what());
+    log::warn("profile of job {}: no summary from its trace: {}", result.at("job").value("job_id", ""), error.what());
   }
 }
 

@@ -12,6 +12,10 @@
 
 namespace ts::agent {
 
+// The file a result's profile.trace names in the job's `directory`; throws
+// std::runtime_error when the name is a path out of it.
+std::filesystem::path trace_file(const nlohmann::json& trace, const std::filesystem::path& directory);
+
 // The complete events ("ph": "X") of a Chrome trace, as the summary takes
 // them: a process named "/device:..." (XLA's device planes) holds the
 // device's events, of which those on a "Stream" thread are kernels; every

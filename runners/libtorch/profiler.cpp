@@ -71,9 +71,7 @@ std::string shapes_text(const kineto::KinetoEvent& event) {
 std::vector<ProfiledEvent> events_of(const kineto::ProfilerResult& result, bool with_shapes) {
   std::vector<ProfiledEvent> events;
   for (const auto& event : result.events()) {
-    auto name = event.name();
-    if (profiles::left_out_of_summary(name)) continue;
-    events.push_back({std::move(name), event.deviceType() != c10::DeviceType::CPU,
+    events.push_back({event.name(), event.deviceType() != c10::DeviceType::CPU,
                       event.isAsync() || event.startThreadId() != event.endThreadId(), event.startThreadId(),
                       event.startNs(), event.endNs(), event.correlationId(), event.linkedCorrelationId(),
                       with_shapes ? shapes_text(event) : std::string()});
@@ -150,7 +148,7 @@ nlohmann::json profile_steps(const ProfileOptions& options, const torch::Device&
   for (int64_t i = 1; i <= options.steps; ++i) {
     const auto started = std::chrono::steady_clock::now();
     {
-      RECORD_USER_SCOPE("ProfilerStep#" + std::to_string(i));  // torch.profiler's step marks
+      RECORD_USER_SCOPE(std::string(profiles::kStepMark) + std::to_string(i));
       step();
       synchronize(device);
     }

@@ -34,6 +34,7 @@ std::vector<Timed> nest(const std::vector<ProfiledEvent>& events) {
   for (std::size_t i = 0; i < events.size(); ++i) {
     const auto& event = events[i];
     timed[i].total = duration(event);
+    if (event.async && !event.on_device) timed[i].self = timed[i].total;  // nests nothing, in nothing
     if (event.on_device || event.async) continue;
     by_thread[event.thread].push_back(i);
     if (event.correlation != 0) by_correlation.emplace(event.correlation, i);
@@ -76,9 +77,6 @@ std::vector<Timed> nest(const std::vector<ProfiledEvent>& events) {
       parent.device_total += timed[child].device_total;
     }
   }
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    if (events[i].async && !events[i].on_device) timed[i].self = timed[i].total;
-  }
   return timed;
 }
 
@@ -103,11 +101,6 @@ nlohmann::json operator_rows(const std::map<std::pair<std::string, std::string>,
   return out;
 }
 
-// key_averages()'s name for every step mark (profiler_util.py's _rewrite_name): one row for the steps.
-std::string row_name(const std::string& name) { return name.rfind("ProfilerStep#", 0) == 0 ? "ProfilerStep*" : name; }
-
-}  // namespace
-
 bool left_out_of_summary(const std::string& name) {
   // profiler_util.py's _filter_name.
   static const std::vector<std::string> names{"[memory]",
@@ -121,8 +114,14 @@ bool left_out_of_summary(const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-nlohmann::json summarize_profile(const std::vector<ProfiledEvent>& events, int64_t steps, bool by_shape,
-                                 bool kernels_recorded, const SummaryLimits& limits) {
+// key_averages()'s name for every step mark (profiler_util.py's _rewrite_name): one row for the steps.
+std::string row_name(const std::string& name) { return name.starts_with(kStepMark) ? "ProfilerStep*" : name; }
+
+}  // namespace
+
+nlohmann::json summarize_profile(std::vector<ProfiledEvent> events, int64_t steps, bool by_shape, bool kernels_recorded,
+                                 const SummaryLimits& limits) {
+  std::erase_if(events, [](const ProfiledEvent& event) { return left_out_of_summary(event.name); });
   const auto timed = nest(events);
   std::map<std::pair<std::string, std::string>, Row> by_name, by_name_and_shape;
   std::map<std::string, Row> kernels;

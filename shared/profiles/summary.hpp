@@ -9,9 +9,14 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ts::profiles {
+
+// How a runner marks each profiled step in its trace, as torch.profiler
+// does: "ProfilerStep#1", "ProfilerStep#2", ...
+inline constexpr std::string_view kStepMark = "ProfilerStep#";
 
 // One recorded event, as the summary needs it.
 struct ProfiledEvent {
@@ -33,12 +38,10 @@ struct SummaryLimits {
 // The section's operators, operator_shapes (when `by_shape`), kernels and
 // totals, per profiled step over `steps` steps; the most self time first
 // (the device's where `kernels_recorded`). The step marks, ProfilerStep#N,
-// are one row, ProfilerStep*, as in key_averages().
-nlohmann::json summarize_profile(const std::vector<ProfiledEvent>& events, int64_t steps, bool by_shape,
-                                 bool kernels_recorded, const SummaryLimits& limits = {});
-
-// Events torch.profiler leaves out of its tables: its own bookkeeping and
-// the memory records (those stay in the trace).
-bool left_out_of_summary(const std::string& name);
+// are one row, ProfilerStep*, as in key_averages(); what torch.profiler
+// leaves out of its tables (its own bookkeeping, the memory records: they
+// stay in the trace) is left out before anything nests.
+nlohmann::json summarize_profile(std::vector<ProfiledEvent> events, int64_t steps, bool by_shape, bool kernels_recorded,
+                                 const SummaryLimits& limits = {});
 
 }  // namespace ts::profiles
