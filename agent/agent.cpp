@@ -11,6 +11,7 @@
 #include "agent/executor.hpp"
 #include "agent/judge/judge.hpp"
 #include "agent/judge/summary.hpp"
+#include "agent/model_commits.hpp"
 #include "agent/node/capabilities.hpp"
 #include "agent/node/machine_condition.hpp"
 #include "agent/node/probe_cache.hpp"
@@ -63,13 +64,14 @@ Agent::Agent(asio::io_context& io, AgentOptions options)
   if (options_.discover_runners) {
     auto installed = installation();
     for (auto& [name, runner] : installed.runners) {
-      if (options_.runners.contains(name)) continue;
+      if (options_.runners.contains(name) || options_.python_runners.contains(name)) continue;
       runners_[name] = std::move(runner);
       discovered.insert(name);
     }
     environments_ = std::move(installed.environments);
   }
   for (const auto& [name, program] : options_.runners) runners_[name] = {program, false, ""};
+  for (const auto& [name, script] : options_.python_runners) runners_[name] = {script, true, ""};
   for (const auto& [name, python] : options_.environments) environments_[name] = python;
   if (options_.name.empty()) options_.name = host_name();
   if (options_.work_directory.empty()) {
@@ -325,7 +327,9 @@ void Agent::accept(const nlohmann::json& assign) {
   try {
     // Resolved once, here: the runner derives nothing (shared/job_resolution.hpp).
     resolved["job"] = job_resolution::resolve(
-        with_model_root(with_data_path(assign.at("job"), options_.data_roots), options_.model_roots),
+        with_model_commit(
+            with_model_root(with_data_path(assign.at("job"), options_.data_roots), options_.model_roots),
+            options_.work_directory / "model-commits"),
         {runner_name, job_resolution::cores_available()});
   } catch (const InvalidInput& error) {
     log::warn("job {} attempt {}: {}", job_id, attempt, error.what());

@@ -42,6 +42,10 @@ struct AgentOptions {
   // "tensorflow" and "jax" (torchsweep-NAME), each registered only when its
   // --version answers (its framework imports here).
   std::map<std::string, std::string> runners;
+  // Runner name -> a Python script honouring the contract, started by each
+  // environment's interpreter as the installed Python runners are (an
+  // operator's runner on the same harness, a test's): --python-runner.
+  std::map<std::string, std::string> python_runners;
   bool discover_runners = true;  // false: only the runners named above
   // Environment name -> Python interpreter (--env NAME=PYTHON), beside the
   // installed ones (agent/node/environments.hpp); a name given here wins.

@@ -26,5 +26,6 @@ Command add_estimate_command(CLI::App& app);
 Command add_weights_command(CLI::App& app);
 Command add_gc_command(CLI::App& app);
 Command add_explain_command(CLI::App& app);
+Command add_bisect_command(CLI::App& app);
 
 }  // namespace ts::cli

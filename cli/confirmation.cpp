@@ -2,9 +2,11 @@
 
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "cli/terminal_width.hpp"
+#include "shared/errors.hpp"
 #include "shared/log.hpp"
 #include "shared/wire/protocol.hpp"
 #include "store/migrations.hpp"
@@ -23,10 +25,25 @@ readers::Table classify(const std::string& db, const readers::RegressionOptions&
 
 void wait_for_sweep(const ClientSettings& client, const std::string& sweep_id, std::chrono::seconds timeout) {
   const auto deadline = Clock::now() + timeout;
+  std::optional<Clock::time_point> unreachable_since;
   while (true) {
-    const auto reply = request(client, wire::make_message("status", {{"sweep", sweep_id}}));
-    const auto& sweeps = reply.at("sweeps");
-    if (!sweeps.empty() && sweeps.at(0).at("state") != "active") return;
+    try {
+      const auto reply = request(client, wire::make_message("status", {{"sweep", sweep_id}}));
+      if (unreachable_since) log::info("the coordinator answers again; still waiting for sweep {}", sweep_id);
+      unreachable_since.reset();
+      const auto& sweeps = reply.at("sweeps");
+      if (!sweeps.empty() && sweeps.at(0).at("state") != "active") return;
+    } catch (const InvalidInput&) {
+      throw;
+    } catch (const std::runtime_error& error) {
+      // A coordinator restarting (an upgrade, a crash under systemd) resumes the sweep from the store: wait it out.
+      if (!unreachable_since) {
+        unreachable_since = Clock::now();
+        log::warn("{}; waiting up to {} s for the coordinator to come back", error.what(),
+                  std::chrono::duration_cast<std::chrono::seconds>(coordinator_restart_grace).count());
+      }
+      if (Clock::now() - *unreachable_since > coordinator_restart_grace) throw;
+    }
     if (Clock::now() > deadline) {
       throw std::runtime_error("sweep " + sweep_id + " still runs after " + std::to_string(timeout.count()) +
                                " s (--timeout-s)");

@@ -12,8 +12,13 @@
 
 namespace ts::cli {
 
-// Waits until the coordinator reports the sweep finished. Throws
-// std::runtime_error past `timeout`.
+// How long a waiting client bears an unreachable coordinator before it
+// gives up (exit 4): a restart resumes every sweep from the store.
+inline constexpr std::chrono::seconds coordinator_restart_grace{120};
+
+// Waits until the coordinator reports the sweep finished, through a
+// coordinator restart of up to coordinator_restart_grace. Throws
+// std::runtime_error past `timeout`, or when the coordinator stays away.
 void wait_for_sweep(const ClientSettings& client, const std::string& sweep_id, std::chrono::seconds timeout);
 
 // Classifies the regressions of `options`; each configuration still only

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
       {"weights", ts::cli::add_weights_command(app)},
       {"estimate", ts::cli::add_estimate_command(app)},
       {"explain", ts::cli::add_explain_command(app)},
+      {"bisect", ts::cli::add_bisect_command(app)},
       {"gc", ts::cli::add_gc_command(app)},
   };
   try {

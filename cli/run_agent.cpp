@@ -15,7 +15,7 @@ Command add_agent_command(CLI::App& app) {
   struct Settings {
     std::string coordinator = "127.0.0.1:7000";
     std::string name;
-    std::vector<std::string> labels, runners, data_roots, model_roots;
+    std::vector<std::string> labels, runners, python_runners, data_roots, model_roots;
     std::string work_dir, token_file, tls_ca, mpirun = "mpirun", peak_probe = "cached";
     std::string nvml_library = agent::AgentOptions{}.nvml_library.string();
     std::string powercap_root = agent::AgentOptions{}.powercap_root.string();
@@ -35,6 +35,9 @@ Command add_agent_command(CLI::App& app) {
   command->add_option("--label", settings->labels, "KEY=VALUE label reported to the coordinator (repeatable)");
   command->add_option("--runner", settings->runners,
                       "NAME=PATH: an executable honouring the worker contract (repeatable)");
+  command->add_option("--python-runner", settings->python_runners,
+                      "NAME=SCRIPT: a Python script honouring the worker contract, started by the interpreter of "
+                      "each environment (--env) as the installed Python runners are (repeatable)");
   command->add_option("--token-file", settings->token_file,
                       "file holding the coordinator's shared token (default: $TORCHSWEEP_TOKEN; docs/security.md)");
   add_tls_ca_option(command, settings->tls_ca);
@@ -80,6 +83,7 @@ Command add_agent_command(CLI::App& app) {
     options.tls = client_tls(settings->tls_ca);
     for (const auto& label : settings->labels) add_key_value(options.labels, label, "--label");
     for (const auto& runner : settings->runners) add_key_value(options.runners, runner, "--runner");
+    for (const auto& runner : settings->python_runners) add_key_value(options.python_runners, runner, "--python-runner");
     boost::asio::io_context io;
     agent::Agent node(io, options);
     node.start();

@@ -60,6 +60,7 @@ const std::vector<Axis>& axis_table() {
       configuration_axis("runner"),
       // Each runner has its own environments.
       configuration_axis("env", {"runner"}),
+      configuration_axis("model_commit", {"model"}),
       configuration_axis("gpus"),
       configuration_axis("device_name"),
       {"torch_version", "r.torch_version", false, {"runner", "env"}},

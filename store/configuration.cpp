@@ -17,6 +17,7 @@ const std::vector<ConfigurationAxis>& configuration_axes() {
       {"device_name", "r.device_name"},
       {"runner", "r.runner"},
       {"env", "r.env"},    // the environment it ran in (docs/environments.md)
+      {"model_commit", "r.model_commit", true},  // the user's model code at a commit (docs/bisect.md)
       {"data", "r.data"},  // synthetic, or the imagefolder dataset's folder
       // The image layout that ran, none for models without images (job memory_format; TensorFlow and JAX run NHWC
       // whatever is asked), so that channels_last and contiguous runs of a PyTorch runner never pool.

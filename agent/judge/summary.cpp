@@ -137,6 +137,7 @@ nlohmann::json summary_of(const nlohmann::json& result) {
       {"compiler", at(result, "/execution/compiler")},
       {"runner", at(result, "/runner/name")},
       {"env", at(result, "/context/env/name")},
+      {"model_commit", at(job, "/model_commit")},
       {"data", data.is_object() ? data.at("folder") : data},
       {"data_layout", at(result, "/execution/data_layout")},
       {"gpus", job_fields::get<int64_t>(job, "gpus")},

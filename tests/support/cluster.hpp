@@ -130,7 +130,9 @@ class Cluster : public ::testing::Test {
   // `labels.epoch_noise` each epoch's by a Gaussian of that spread,
   // `labels.scale_file` (a number in a file) scales them, and
   // `labels.host_scale` ("HOST=FACTOR ...") scales those of the hosts it
-  // names. Results name the host the runner ran on, as a real runner's do;
+  // names; `labels.scale_from_model` reads a factor from the model's code
+  // (a file under model_root); as a Python runner, its environment's
+  // interpreter may scale them too (below). Results name the host the runner ran on, as a real runner's do;
   // a job with a profile gets one whose operators add up to its step.
   // It is also the witness of "one live attempt per job": for its whole life
   // it holds an exclusive lock on a file of its job, and records a violation
@@ -142,6 +144,16 @@ class Cluster : public ::testing::Test {
     const auto path = directory_ / "fake_runner.py";
     std::ofstream(path) << R"(#!/usr/bin/env python3
 import fcntl, json, os, socket, sys, time
+# As a Python runner (--python-runner), in environments whose interpreter sets TS_FAKE_TORCH (the PyTorch
+# version it reports) and TS_FAKE_SCALE (a factor of its times; "alternate": 0.7 and 1.6 in turn, by the
+# count in TS_FAKE_COUNTER): it answers the agent's probes as a real runner does.
+if sys.argv[1:] == ["--version"]:
+    print("torchsweep-fake 0 (test)\ntorch %s\nmodes eager compiled\nprecisions fp32\ntasks train infer"
+          % os.environ.get("TS_FAKE_TORCH", "none"))
+    sys.exit(0)
+if sys.argv[1:] == ["--list-models"]:
+    print("model\nmlp\npython:*")
+    sys.exit(0)
 args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
 job = json.load(open(args["--job"]))
 labels = job.get("labels", {})
@@ -184,6 +196,17 @@ if "scale_file" in labels and os.path.exists(labels["scale_file"]):
 # labels.noise: each job's times off by up to that fraction, drawn from its
 # ordinal (the same sweep file gives the same draws on every run).
 scale *= 1.0 + float(labels.get("noise", "0")) * __import__("random").Random(int(job["job_id"].split("/")[-1])).uniform(-1, 1)
+environment_scale = os.environ.get("TS_FAKE_SCALE", "1")
+if environment_scale == "alternate":
+    counter = os.environ["TS_FAKE_COUNTER"]
+    count = int(open(counter).read()) if os.path.exists(counter) else 0
+    open(counter, "w").write(str(count + 1))
+    environment_scale = 0.7 if count % 2 else 1.6
+scale *= float(environment_scale)
+# labels.scale_from_model: a file under the job's model_root holding "SCALE = x": the user's model code (at a
+# commit, for torchsweep bisect --repo) sets the speed.
+if "scale_from_model" in labels:
+    scale *= float(open(os.path.join(job["model_root"], labels["scale_from_model"])).read().split("SCALE =")[1].split()[0])
 result["execution"]["mode"] = job.get("mode", "eager")
 timing = result["timing"]
 timing["epoch_seconds"] = [t * scale * job["batch_size"] for t in timing["epoch_seconds"]]

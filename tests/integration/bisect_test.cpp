@@ -1,0 +1,211 @@
+// torchsweep bisect through real coordinator and agent processes
+// (docs/bisect.md): a regression planted at one commit of a git repository
+// the test makes is found at that commit, from the model code the agent
+// exports at each commit; one planted at one environment of several
+// local interpreters (each reporting a PyTorch version) is found there,
+// and a noisy step in the middle stops the search as inconclusive; a
+// coordinator restarted mid-bisect resumes it, and running the bisection
+// again reads every step back instead of measuring it twice.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "shared/errors.hpp"
+#include "tests/support/cluster.hpp"
+
+namespace ts {
+namespace {
+
+using namespace std::chrono_literals;
+using simulation::wait_for;
+
+class Bisect : public testing::Cluster {
+ protected:
+  // A repository whose model code is 1.5 times slower from commit `first_bad` on (of `count`); its commits, oldest
+  // first.
+  std::vector<std::string> make_repository(int count, int first_bad) {
+    const auto models = repo_ / "models/team";
+    std::filesystem::create_directories(models);
+    git("init -q . && git config user.email t@example.invalid && git config user.name t");
+    std::vector<std::string> commits;
+    for (int i = 0; i < count; ++i) {
+      std::ofstream(models / "ranker.py") << "SCALE = " << (i >= first_bad ? "1.5" : "1.0") << "\n# commit " << i
+                                          << "\n";
+      git("add -A && git commit -q -m 'commit " + std::to_string(i) + "'");
+      EXPECT_EQ(std::system(("git -C '" + repo_.string() + "' rev-parse HEAD > '" + (directory_ / "head").string() +
+                             "'").c_str()), 0);
+      std::string sha;
+      std::ifstream(directory_ / "head") >> sha;
+      commits.push_back(sha);
+    }
+    return commits;
+  }
+  void git(const std::string& command) {
+    ASSERT_EQ(std::system(("cd '" + repo_.string() + "' && git " + command + " >/dev/null").c_str()), 0) << command;
+  }
+  void start_node(std::vector<std::string> extra) {
+    std::filesystem::create_directories(repo_ / "models");
+    // Named torch-compile: the runner a python: model runs on (schemas/model_libraries.json).
+    extra.insert(extra.end(), {"--runner", "torch-compile=" + fake_runner().string(), "--model-path",
+                               (repo_ / "models").string()});
+    start_agent("node-0", extra);
+    ASSERT_TRUE(wait_for([&] { return agent_names().size() == 1; }, 20s));
+  }
+  std::vector<std::string> commit_bisection(const std::vector<std::string>& commits) {
+    return {"bisect",
+            "runner=torch-compile",
+            "model=python:team.ranker:build",
+            "batch_size=4",
+            R"(labels={"noise": "0.02", "scale_from_model": "team/ranker.py"})",
+            "--repo",
+            repo_.string(),
+            "--good",
+            commits.front(),
+            "--bad",
+            commits.back(),
+            "--db",
+            db().string(),
+            "--coordinator",
+            endpoint(),
+            "--timeout-s",
+            "120",
+            "--format",
+            "json"};
+  }
+  int64_t bisection_sweeps() {
+    return std::stoll(store_rows("SELECT COUNT(*) FROM sweep_tags WHERE tag = 'bisect'"));
+  }
+  // An interpreter that reports PyTorch `version` to the fake runner and scales its times by `scale`.
+  std::filesystem::path interpreter(const std::string& name, const std::string& version, const std::string& scale) {
+    const auto path = write_file("python-" + name, "#!/bin/sh\nTS_FAKE_TORCH=" + version + " TS_FAKE_SCALE=" + scale +
+                                                       " TS_FAKE_COUNTER=" + (directory_ / ("count-" + name)).string() +
+                                                       " exec python3 \"$@\"\n");
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+    return path;
+  }
+
+  std::filesystem::path repo_ = directory_ / "repo";
+};
+
+TEST_F(Bisect, APlantedRegressionAmongTheCommitsOfTheModelsCodeIsFoundAtItsCommit) {
+  start_coordinator();
+  start_node({});
+  const auto commits = make_repository(7, 3);
+  const auto found = torchsweep(commit_bisection(commits));
+  ASSERT_EQ(found.exit_code, 0) << found.out << found.err;
+  const auto answer = nlohmann::json::parse(found.out);
+  EXPECT_EQ(answer.at("result"), "first_bad");
+  EXPECT_EQ(answer.at("step"), commits[3]);
+  EXPECT_EQ(answer.at("last_good"), commits[2]);
+  EXPECT_EQ(answer.at("steps"), commits);
+  // The bad side, then commits 3, 1 and 2: each against commit 0, with its ratio and interval.
+  const auto& evidence = answer.at("evidence");
+  ASSERT_EQ(evidence.size(), 4u) << evidence.dump(1);
+  for (const auto& row : evidence) {
+    const bool bad = row.at("model_commit") == commits[3] || row.at("model_commit") == commits[6];
+    EXPECT_EQ(row.at("verdict"), bad ? "bad" : "good") << row.dump();
+    EXPECT_NEAR(row.at("ratio").get<double>(), bad ? 1.5 : 1.0, 0.05) << row.dump();
+    EXPECT_GE(row.at("runs").get<int64_t>(), 5);
+    EXPECT_LE(row.at("ratio_low").get<double>(), row.at("ratio").get<double>());
+    EXPECT_GE(row.at("ratio_high").get<double>(), row.at("ratio").get<double>());
+  }
+  // Every run names the full commit it ran, and the commits never pool in a query.
+  const auto compared =
+      torchsweep({"query", "--db", db().string(), "--tag", answer.at("bisection"), "--format", "json"});
+  ASSERT_EQ(compared.exit_code, 0) << compared.err;
+  EXPECT_EQ(nlohmann::json::parse(compared.out).size(), 5u) << compared.out;
+
+  // Bad input changes nothing: a good side that is not an ancestor, a name that is no commit.
+  auto reversed = commit_bisection({commits.back(), commits.front()});
+  const auto refused = torchsweep(reversed);
+  EXPECT_EQ(refused.exit_code, exit_code::invalid_input);
+  EXPECT_NE(refused.err.find("--good: '" + commits.back() + "' is not an ancestor"), std::string::npos) << refused.err;
+  const auto unknown = torchsweep(commit_bisection({"v9.9", commits.back()}));
+  EXPECT_EQ(unknown.exit_code, exit_code::invalid_input);
+  EXPECT_NE(unknown.err.find("--good: 'v9.9' is no commit"), std::string::npos) << unknown.err;
+  EXPECT_EQ(bisection_sweeps(), 4);
+}
+
+TEST_F(Bisect, ACoordinatorRestartedMidBisectResumesItAndARerunMeasuresNothingTwice) {
+  start_coordinator();
+  start_node({});
+  const auto commits = make_repository(9, 6);
+  auto arguments = commit_bisection(commits);
+  arguments.insert(arguments.begin(), TS_TORCHSWEEP_BINARY);
+  simulation::ChildProcess bisection(arguments, directory_ / "bisect.log");
+  // Once the bad side's step is done, the coordinator dies mid-bisection and comes back on its port and store.
+  ASSERT_TRUE(wait_for([&] { return bisection_sweeps() >= 2; }, 60s));
+  coordinator_->signal(SIGKILL);
+  coordinator_->wait_exit(10s);
+  const int port = port_;
+  start_coordinator(port);
+  const auto code = bisection.wait_exit(120s);
+  ASSERT_TRUE(code) << "the bisection did not end";
+  const auto log = testing::slurp(directory_ / "bisect.log");
+  EXPECT_EQ(*code, 0) << log;
+  const auto answer = nlohmann::json::parse(log.substr(log.find("{\n")));
+  EXPECT_EQ(answer.at("step"), commits[6]);
+  const auto measured = bisection_sweeps();
+  EXPECT_EQ(measured, static_cast<int64_t>(answer.at("evidence").size()));
+
+  // Again, with nothing changed: every step is read back from the store, nothing is submitted.
+  const auto again = torchsweep(commit_bisection(commits));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(nlohmann::json::parse(again.out).at("step"), commits[6]);
+  EXPECT_EQ(nlohmann::json::parse(again.out).at("evidence"), answer.at("evidence"));
+  EXPECT_EQ(bisection_sweeps(), measured);
+  EXPECT_NE(again.err.find("measured by sweep"), std::string::npos) << again.err;
+}
+
+TEST_F(Bisect, OverEnvironmentsInVersionOrderTheFirstSlowOneIsFoundAndANoisyStepIsInconclusive) {
+  start_coordinator();
+  // Seven local interpreters, named out of version order: 2.9 and later are 1.4 times slower, and 2.7.5's runs
+  // are 0.7 and 1.6 times as long in turn.
+  std::vector<std::string> extra{"--python-runner", "fake=" + fake_runner().string()};
+  const std::vector<std::tuple<std::string, std::string, std::string>> environments{
+      {"old", "2.6.0", "1.0"}, {"b", "2.7.1", "1.0"},  {"noisy", "2.7.5", "alternate"}, {"a", "2.8.0", "1.0"},
+      {"c", "2.9.0", "1.4"},   {"d", "2.10.0", "1.4"}, {"new", "2.11.0+cpu", "1.4"}};
+  for (const auto& [name, version, scale] : environments) {
+    extra.insert(extra.end(), {"--env", name + "=" + interpreter(name, version, scale).string()});
+  }
+  start_node(extra);
+  const auto bisect = [&](const std::string& good, const std::string& bad) {
+    return torchsweep({"bisect", "runner=fake", "model=mlp", "batch_size=4", R"(labels={"noise": "0.02"})", "--good",
+                       "env=" + good, "--bad", "env=" + bad, "--db", db().string(), "--coordinator", endpoint(),
+                       "--max-runs", "8", "--timeout-s", "120", "--format", "json"});
+  };
+  // The steps in version order (2.10 after 2.9); new, then a (good) and c (bad): noisy is never needed.
+  const auto found = bisect("old", "new");
+  ASSERT_EQ(found.exit_code, 0) << found.out << found.err;
+  const auto first = nlohmann::json::parse(found.out);
+  EXPECT_EQ(first.at("steps"), (std::vector<std::string>{"old", "b", "noisy", "a", "c", "d", "new"}));
+  EXPECT_EQ(first.at("step"), "c");
+  EXPECT_EQ(first.at("last_good"), "a");
+  EXPECT_EQ(first.at("evidence").size(), 3u) << first.dump(1);
+
+  // From b to c the first middle is the noisy one: the search stops there, after every run it was allowed.
+  const auto stuck = bisect("b", "c");
+  ASSERT_EQ(stuck.exit_code, exit_code::inconclusive) << stuck.out << stuck.err;
+  const auto answer = nlohmann::json::parse(stuck.out);
+  EXPECT_EQ(answer.at("result"), "inconclusive");
+  EXPECT_EQ(answer.at("step"), "noisy");
+  EXPECT_NE(answer.at("conclusion").get<std::string>().find("straddles"), std::string::npos) << answer.dump(1);
+  for (const auto& row : answer.at("evidence")) {
+    if (row.at("env") != "noisy") continue;
+    EXPECT_EQ(row.at("runs"), 8) << row.dump();
+    EXPECT_LT(row.at("ratio_low").get<double>(), 1.05) << row.dump();
+    EXPECT_GT(row.at("ratio_high").get<double>(), 1.05) << row.dump();
+  }
+
+  // A bad side that is not slower, and an environment no agent offers: said, and nothing to bisect.
+  const auto not_slower = bisect("old", "a");
+  EXPECT_EQ(not_slower.exit_code, exit_code::invalid_input) << not_slower.out << not_slower.err;
+  EXPECT_EQ(nlohmann::json::parse(not_slower.out).at("result"), "not_regressed");
+  const auto unknown = bisect("old", "torch-0.1");
+  EXPECT_EQ(unknown.exit_code, exit_code::invalid_input);
+  EXPECT_NE(unknown.err.find("--bad: env=torch-0.1: no agent"), std::string::npos) << unknown.err;
+}
+
+}  // namespace
+}  // namespace ts
