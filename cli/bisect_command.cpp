@@ -38,7 +38,7 @@ struct Settings {
   std::vector<std::string> fields;
   std::string good, bad, repo, db = "torchsweep.db", format = "table";
   readers::RegressionRule rule;
-  double power = 0.9, slowdown = 0.10;
+  double power = 0.9, slowdown = stated_power_slowdown;
   int64_t min_runs = 5, max_runs = 20, timeout_s = 12 * 3600;
   LocalSweepSettings local;
   ClientSettings client;
@@ -172,7 +172,7 @@ readers::StepEvidence measured(const Settings& settings, const Plan& plan, const
   const auto existing = [&] {
     if (!std::filesystem::exists(settings.db)) return std::map<std::string, std::string>{};
     auto database = store::open_read_only(settings.db);
-    return readers::step_sweeps(database, plan.tag, plan.field);
+    return readers::step_sweeps(database, plan.tag, plan.field, plan.good);
   }();
   std::optional<readers::StepEvidence> evidence;
   if (const auto found = existing.find(step); found != existing.end()) {

@@ -104,15 +104,16 @@ std::map<std::string, std::vector<double>> runs_by_side(store::Database& databas
 }
 
 std::map<std::string, std::string> step_sweeps(store::Database& database, const std::string& tag,
-                                               const std::string& field) {
+                                               const std::string& field, const std::string& good) {
+  // Read from the sweeps' jobs: each has the good side's jobs and the step's.
   auto select = database.prepare(
-      "SELECT s.sweep_id, json_extract(s.spec, ?2) FROM sweeps s JOIN sweep_tags t ON t.sweep_id = s.sweep_id "
-      "WHERE t.tag = ?1 AND s.state <> 'cancelled' ORDER BY s.created_at, s.rowid");
-  select.bind_all(tag, "$.axes." + field + "[1]");
+      "SELECT s.sweep_id, json_extract(j.document, ?2) AS step FROM sweeps s "
+      "JOIN sweep_tags t ON t.sweep_id = s.sweep_id JOIN jobs j ON j.sweep_id = s.sweep_id "
+      "WHERE t.tag = ?1 AND s.state <> 'cancelled' AND step IS NOT NULL AND step <> ?3 "
+      "GROUP BY s.sweep_id ORDER BY MIN(s.created_at), MIN(s.rowid)");
+  select.bind_all(tag, "$." + field, good);
   std::map<std::string, std::string> sweeps;
-  while (select.step()) {
-    if (!select.is_null(1)) sweeps[select.text(1)] = select.text(0);  // the newest wins
-  }
+  while (select.step()) sweeps[select.text(1)] = select.text(0);  // the newest wins
   return sweeps;
 }
 

@@ -75,9 +75,10 @@ std::map<std::string, std::vector<double>> runs_by_side(store::Database& databas
                                                         const std::string& field);
 
 // The bisection's sweeps already in the store (tagged `tag`, not
-// cancelled): the step each measures (its axis `field`'s second value, the
-// first being the good side) -> the newest such sweep's id.
+// cancelled): the step each measures (the value of the job field `field`
+// other than the good side's, read from its jobs) -> the newest such
+// sweep's id.
 std::map<std::string, std::string> step_sweeps(store::Database& database, const std::string& tag,
-                                               const std::string& field);
+                                               const std::string& field, const std::string& good);
 
 }  // namespace ts::readers

@@ -31,7 +31,7 @@ SCHEMAS = REPOSITORY / "schemas"
 
 # query's default grouping (store/configuration.cpp); a sparse axis no result has is no column of query's
 KEY = ["model", "task", "batch_size", "seq_len", "prompt_len", "new_tokens", "precision", "mode", "gpus",
-       "device_name", "runner", "env", "data", "memory_format"]
+       "device_name", "runner", "env", "model_commit", "data", "memory_format"]
 # config_medians column -> (query metric, its column, the factor from the view's unit to the query's)
 FIGURES = {"median_epoch_s": ("epoch_time", "epoch_time_s", 1.0),
            "samples_per_s": ("samples_per_s", "samples_per_s", 1.0),
