@@ -307,7 +307,9 @@ void Agent::accept(const nlohmann::json& assign) {
   }
   const auto requested = job_fields::get<nlohmann::json>(assign.at("job"), "env");
   Placement placement{runner_name, requested.is_null() ? runner->second.own_environment : requested.get<std::string>()};
-  if (!requested.is_null() && !offered_.contains(placement)) {
+  // A Python runner without an environment of its own (an operator's --python-runner) runs only where a job says.
+  const bool needs_environment = runner->second.python && placement.environment.empty();
+  if ((!requested.is_null() || needs_environment) && !offered_.contains(placement)) {
     std::string offered;
     for (const auto& [where, versions] : offered_) {
       if (where.runner == runner_name && !where.environment.empty())
