@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-#include "agent/node/shell_command.hpp"
+#include "shared/shell_command.hpp"
 #include "shared/errors.hpp"
 #include "shared/log.hpp"
 

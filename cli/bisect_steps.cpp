@@ -5,7 +5,7 @@
 #include <map>
 #include <sstream>
 
-#include "agent/node/shell_command.hpp"
+#include "shared/shell_command.hpp"
 #include "shared/errors.hpp"
 
 namespace ts::cli {
@@ -36,7 +36,7 @@ std::string listed(const std::map<std::string, std::string>& versions) {
 
 // `git -C REPO ARGS`'s output, trimmed, or nothing when it failed.
 std::optional<std::string> git(const std::filesystem::path& repo, const std::string& args) {
-  auto output = agent::outputs_of({"git -C " + agent::shell_quoted(repo.string()) + " " + args + " 2>/dev/null"}).at(0);
+  auto output = outputs_of({"git -C " + shell_quoted(repo.string()) + " " + args + " 2>/dev/null"}).at(0);
   if (output.status != 0) return std::nullopt;
   while (!output.out.empty() && std::isspace(static_cast<unsigned char>(output.out.back()))) output.out.pop_back();
   return output.out;
@@ -90,7 +90,7 @@ std::vector<std::string> commits_between(const std::filesystem::path& repo, cons
   if (!git(repo, "rev-parse --git-dir")) throw InvalidInput("--repo", repo.string() + " is not a git repository");
   std::vector<std::string> ends;
   for (const auto& [option, name] : {std::pair{"--good", good}, {"--bad", bad}}) {
-    const auto sha = git(repo, "rev-parse --verify --quiet " + agent::shell_quoted(name + "^{commit}"));
+    const auto sha = git(repo, "rev-parse --verify --quiet " + shell_quoted(name + "^{commit}"));
     if (!sha || sha->empty()) throw InvalidInput(option, "'" + name + "' is no commit of " + repo.string());
     ends.push_back(*sha);
   }

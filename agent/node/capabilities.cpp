@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "agent/node/probe_cache.hpp"
-#include "agent/node/shell_command.hpp"
+#include "shared/shell_command.hpp"
 #include "shared/beside_this_program.hpp"
 #include "shared/errors.hpp"
 #include "shared/host_name.hpp"

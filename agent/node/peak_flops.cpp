@@ -1,7 +1,7 @@
 #include "agent/node/peak_flops.hpp"
 
 #include "agent/node/capabilities.hpp"
-#include "agent/node/shell_command.hpp"
+#include "shared/shell_command.hpp"
 #include "shared/errors.hpp"
 #include "shared/json_io.hpp"
 #include "shared/log.hpp"

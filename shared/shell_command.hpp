@@ -1,12 +1,14 @@
 #pragma once
-// The output of fixed commands run through the shell. Only commands the
-// agent composes itself, from executables on its own command line or
-// beside its binary, are ever run this way; nothing from the network.
+// The output of fixed commands run through the shell. Only commands a
+// torchsweep program composes itself (the agent's probes of executables on
+// its command line or beside its binary, git for a model's commits), every
+// word it did not write quoted, are ever run this way; nothing from the
+// network.
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace ts::agent {
+namespace ts {
 
 struct CommandOutput {
   std::string out;  // standard output
@@ -21,4 +23,4 @@ std::vector<CommandOutput> outputs_of(const std::vector<std::string>& commands);
 // `text` as one single-quoted shell word.
 std::string shell_quoted(std::string_view text);
 
-}  // namespace ts::agent
+}  // namespace ts

@@ -1,4 +1,4 @@
-#include "agent/node/shell_command.hpp"
+#include "shared/shell_command.hpp"
 
 #include <sys/wait.h>
 
@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <memory>
 
-namespace ts::agent {
+namespace ts {
 namespace {
 
 using Pipe = std::unique_ptr<FILE, int (*)(FILE*)>;
@@ -44,4 +44,4 @@ std::string shell_quoted(std::string_view text) {
   return quoted + "'";
 }
 
-}  // namespace ts::agent
+}  // namespace ts
