@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <set>
 
+#include "cli/bisect_environments.hpp"
 #include "cli/bisect_steps.hpp"
 #include "cli/client.hpp"
 #include "cli/commands.hpp"
@@ -42,6 +44,7 @@ struct Settings {
   int64_t min_runs = 5, max_runs = 20, timeout_s = 12 * 3600;
   LocalSweepSettings local;
   ClientSettings client;
+  EnvironmentMaking making;
   bool remote = false;
 };
 
@@ -244,6 +247,7 @@ Command add_bisect_command(CLI::App& app) {
   command->add_option("--format", settings->format, "table | csv | json")->capture_default_str();
   add_regression_options(command, settings->rule);
   add_local_agent_options(command, settings->local);
+  add_environment_making_options(command, settings->making);
   add_client_options(command, settings->client);
   auto* coordinator = command->get_option("--coordinator");
   coordinator->description("HOST:PORT: run the steps on this coordinator's agents (its store must be --db) instead "
@@ -260,6 +264,12 @@ Command add_bisect_command(CLI::App& app) {
       plan.configuration[key] = parsed_value(value);
     }
     const auto runner = plan.configuration.value("runner", std::string("libtorch"));
+    if (settings->making.enabled && (!settings->repo.empty() || settings->remote)) {
+      throw InvalidInput("--make-environments",
+                         settings->remote ? "only with a local agent: a cluster's agents offer the environments they "
+                                            "have (make them on each node with torchsweep-make-environment)"
+                                          : "only over environments (env=), not commits");
+    }
     std::vector<std::string> steps;
     if (!settings->repo.empty()) {
       plan.field = "model_commit";
@@ -298,8 +308,14 @@ Command add_bisect_command(CLI::App& app) {
     std::map<std::string, readers::StepVerdict> verdicts;
     std::vector<readers::StepEvidence> evidence;
     double slowdown = settings->slowdown;
+    std::set<std::string> to_make;  // released versions no environment offers (--make-environments)
     auto state = readers::next_step(steps, verdicts);
     while (state.kind == readers::BisectionState::Kind::measure) {
+      // A released version no environment offers: made now (or found made before), for the local agent to offer.
+      if (to_make.contains(state.step) && !settings->local.environments.contains(state.step)) {
+        settings->local.environments[state.step] =
+            make_environment(settings->making, state.step, made_version(state.step));
+      }
       try {
         evidence.push_back(measured(*settings, plan, state.step, slowdown));
       } catch (const Interrupted& error) {
@@ -312,7 +328,15 @@ Command add_bisect_command(CLI::App& app) {
         const auto& ends = evidence.back();
         slowdown = std::min(slowdown, stats::median(ends.runs) / stats::median(ends.reference_runs) - 1);
         if (plan.field == "env") {
-          steps = environments_between(registered_capabilities(settings->db), runner, plan.good, plan.bad);
+          const auto capabilities = registered_capabilities(settings->db);
+          steps = environments_between(capabilities, runner, plan.good, plan.bad);
+          if (settings->making.enabled) {
+            const auto versions = environment_versions(capabilities, runner);
+            steps = steps_with_released(steps, versions, settings->making);
+            for (const auto& step : steps) {
+              if (!versions.contains(step)) to_make.insert(step);
+            }
+          }
         }
         log::info("{} steps between {} and {}", steps.size() - 2, short_name(plan, plan.good), short_name(plan, plan.bad));
       }

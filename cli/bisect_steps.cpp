@@ -11,23 +11,6 @@
 namespace ts::cli {
 namespace {
 
-// The PyTorch version of each environment that runs `runner`, over every agent (the first agent's word for a name).
-std::map<std::string, std::string> torch_versions(const std::vector<nlohmann::json>& capabilities,
-                                                  const std::string& runner) {
-  std::map<std::string, std::string> versions;
-  for (const auto& agent : capabilities) {
-    const auto environments = agent.find("environments");
-    if (environments == agent.end() || !environments->is_object()) continue;
-    for (const auto& [name, environment] : environments->items()) {
-      const auto runs = environment.value("runners", nlohmann::json::object());
-      if (!runs.contains(runner)) continue;
-      const auto torch = runs.at(runner).value("torch", nlohmann::json());
-      if (torch.is_string()) versions.emplace(name, torch.get<std::string>());
-    }
-  }
-  return versions;
-}
-
 std::string listed(const std::map<std::string, std::string>& versions) {
   std::string text;
   for (const auto& [name, version] : versions) text += (text.empty() ? "" : ", ") + name + " (" + version + ")";
@@ -43,6 +26,22 @@ std::optional<std::string> git(const std::filesystem::path& repo, const std::str
 }
 
 }  // namespace
+
+std::map<std::string, std::string> environment_versions(const std::vector<nlohmann::json>& capabilities,
+                                                  const std::string& runner) {
+  std::map<std::string, std::string> versions;
+  for (const auto& agent : capabilities) {
+    const auto environments = agent.find("environments");
+    if (environments == agent.end() || !environments->is_object()) continue;
+    for (const auto& [name, environment] : environments->items()) {
+      const auto runs = environment.value("runners", nlohmann::json::object());
+      if (!runs.contains(runner)) continue;
+      const auto torch = runs.at(runner).value("torch", nlohmann::json());
+      if (torch.is_string()) versions.emplace(name, torch.get<std::string>());
+    }
+  }
+  return versions;
+}
 
 std::vector<int> version_numbers(const std::string& version) {
   std::vector<int> numbers;
@@ -60,7 +59,7 @@ std::vector<int> version_numbers(const std::string& version) {
 std::vector<std::string> environments_between(const std::vector<nlohmann::json>& capabilities,
                                               const std::string& runner, const std::string& good,
                                               const std::string& bad) {
-  const auto versions = torch_versions(capabilities, runner);
+  const auto versions = environment_versions(capabilities, runner);
   for (const auto& [option, name] : {std::pair{"--good", good}, {"--bad", bad}}) {
     if (!versions.contains(name)) {
       throw InvalidInput(option, "env=" + name + ": no agent that registered offers it with runner '" + runner +

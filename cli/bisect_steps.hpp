@@ -3,11 +3,17 @@
 // side last: the environments the agents offer, in PyTorch version order,
 // or the commits of the user's repository between two.
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 namespace ts::cli {
+
+// Environment name -> the PyTorch version it reports with `runner`, over
+// every agent of `capabilities` (the first agent's word for a name).
+std::map<std::string, std::string> environment_versions(const std::vector<nlohmann::json>& capabilities,
+                                                        const std::string& runner);
 
 // The environments of `capabilities` (every registered agent's hello, as
 // the store keeps them) that run `runner`, from `good` to `bad` by the

@@ -122,6 +122,12 @@ class ProgressReport {
 void add_local_agent_options(CLI::App* command, LocalSweepSettings& settings) {
   command->add_option("--runner", settings.runners,
                       "NAME=PATH: an executable honouring the worker contract (repeatable)");
+  command->add_option("--python-runner", settings.python_runners,
+                      "NAME=SCRIPT: a Python script honouring the worker contract, started by the interpreter of "
+                      "each environment (--env) as the installed Python runners are (repeatable)");
+  command->add_flag("--no-default-runners", settings.no_default_runners,
+                    "the local agent registers only the --runner, --python-runner and --env ones, not those installed "
+                    "beside torchsweep");
   command->add_option("--work-dir", settings.work_dir, "job directories (default: $TMPDIR/torchsweep-agent-local)");
   command->add_flag("--keep-job-dirs", settings.keep_job_dirs, "keep the directories of successful jobs too");
   add_peak_probe_option(command, settings.peak_probe);
@@ -176,9 +182,13 @@ int run_local_sweep(const LocalSweepSettings& settings, const nlohmann::json& sp
   agent_options.data_roots = data_roots;
   agent_options.model_roots = model_roots;
   agent_options.environments = settings.environments;
+  agent_options.discover_runners = !settings.no_default_runners;
   agent_options.price_per_hour = prices;
   agent_options.peak_probe = agent::parse_peak_probe(settings.peak_probe, "--peak-probe");
   for (const auto& runner : settings.runners) add_key_value(agent_options.runners, runner, "--runner");
+  for (const auto& runner : settings.python_runners) {
+    add_key_value(agent_options.python_runners, runner, "--python-runner");
+  }
   agent::Agent local(io, agent_options);
   local.start();
 

@@ -20,10 +20,10 @@ struct LocalSweepSettings {
   std::string sweep, db = "torchsweep.db", work_dir, peak_probe = "cached";
   double budget_s = 0;
   double budget_grace_s = 60;
-  std::vector<std::string> runners, data_roots, model_roots;
+  std::vector<std::string> runners, python_runners, data_roots, model_roots;
   std::map<std::string, std::filesystem::path> environments;
   std::vector<std::string> prices;
-  bool verbose = false, keep_job_dirs = false;
+  bool verbose = false, keep_job_dirs = false, no_default_runners = false;
 };
 
 // The local agent's: runners, work directory, roots, environments, prices.

@@ -207,5 +207,81 @@ TEST_F(Bisect, OverEnvironmentsInVersionOrderTheFirstSlowOneIsFoundAndANoisyStep
   EXPECT_NE(unknown.err.find("--bad: env=torch-0.1: no agent"), std::string::npos) << unknown.err;
 }
 
+// Fake torch wheels (py3-none-any): torch/__init__.py with the version and a SLOWDOWN the fake runner applies.
+constexpr const char* fake_wheels = R"(import pathlib, sys, zipfile
+for spec in sys.argv[2:]:
+    version, slowdown = spec.split("=")
+    info = f"torch-{version}.dist-info"
+    files = {"torch/__init__.py": f'__version__ = "{version}"\nSLOWDOWN = {slowdown}\n',
+             f"{info}/METADATA": f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n",
+             f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    files[f"{info}/RECORD"] = "".join(f"{path},,\n" for path in files) + f"{info}/RECORD,,\n"
+    with zipfile.ZipFile(pathlib.Path(sys.argv[1]) / f"torch-{version}-py3-none-any.whl", "w") as wheel:
+        for path, text in files.items():
+            wheel.writestr(path, text)
+)";
+
+TEST_F(Bisect, ReleasedVersionsNoEnvironmentOffersAreMadeWhenAStepNeedsThemAndOnlyThen) {
+  // A folder of wheels stands in for the package index: torch 2.6 to 2.10, 2.8 and later 1.4 times slower, and a
+  // pre-release that is no step.
+  const auto wheels = directory_ / "index", made = directory_ / "environments", cache = directory_ / "wheels";
+  std::filesystem::create_directories(wheels);
+  const auto builder = write_file("fake_wheels.py", fake_wheels);
+  ASSERT_EQ(std::system(("python3 '" + builder.string() + "' '" + wheels.string() +
+                         "' 2.6.0=1.0 2.7.0=1.0 2.8.0=1.4 2.9.0=1.4 2.10.0=1.4 2.9.0rc1=1.0")
+                            .c_str()),
+            0);
+  const auto tool = std::filesystem::path(TS_TORCHSWEEP_BINARY).parent_path() / "torchsweep-make-environment";
+  const auto make = [&](const std::string& version) {
+    return testing::run_program({tool.string(), "make", "torch-" + version, "--pin", "torch==" + version, "--with", "",
+                                 "--root", made.string(), "--wheels", cache.string(), "--find-links",
+                                 wheels.string()});
+  };
+  // The two sides, made by the tool as a user would.
+  std::vector<std::string> sides;
+  for (const auto& version : {"2.6.0", "2.10.0"}) {
+    const auto side = make(version);
+    ASSERT_EQ(side.exit_code, 0) << side.err;
+    EXPECT_EQ(side.out, (made / ("torch-" + std::string(version)) / "bin/python3").string() + "\n");
+    sides.push_back(side.out.substr(0, side.out.size() - 1));
+  }
+  const auto bisection = testing::run_program(
+      {"env", "XDG_CACHE_HOME=" + (directory_ / "cache").string(), TS_TORCHSWEEP_BINARY, "bisect", "runner=fake",
+       "model=mlp", "batch_size=4", R"(labels={"noise": "0.02"})", "--good", "env=torch-2.6.0", "--bad",
+       "env=torch-2.10.0", "--make-environments", "--environments-dir", made.string(), "--wheels-dir", cache.string(),
+       "--find-links", wheels.string(), "--no-companions", "--python-runner", "fake=" + fake_runner().string(),
+       "--env", "torch-2.6.0=" + sides[0], "--env", "torch-2.10.0=" + sides[1], "--no-default-runners",
+       "--peak-probe", "off", "--db",
+       db().string(), "--max-runs", "8", "--format", "json"});
+  ASSERT_EQ(bisection.exit_code, 0) << bisection.out << bisection.err;
+  const auto answer = nlohmann::json::parse(bisection.out);
+  EXPECT_EQ(answer.at("steps"),
+            (std::vector<std::string>{"torch-2.6.0", "torch-2.7.0", "torch-2.8.0", "torch-2.9.0", "torch-2.10.0"}));
+  EXPECT_EQ(answer.at("step"), "torch-2.8.0");
+  EXPECT_EQ(answer.at("last_good"), "torch-2.7.0");
+  // Made when measured, each with its lock of hashes; 2.9 was never needed, so never made.
+  for (const auto& version : {"2.7.0", "2.8.0"}) {
+    EXPECT_TRUE(std::filesystem::exists(made / ("torch-" + std::string(version)) / "bin/python3")) << version;
+    EXPECT_NE(testing::slurp(made / ("torch-" + std::string(version) + ".lock")).find("torch==" + std::string(version) +
+                                                                                     " --hash=sha256:"),
+              std::string::npos);
+  }
+  EXPECT_FALSE(std::filesystem::exists(made / "torch-2.9.0"));
+  EXPECT_NE(bisection.err.find("making environment torch-2.8.0"), std::string::npos) << bisection.err;
+
+  // One that cannot be made leaves no venv, and says why, now and at the next try.
+  const auto missing = make("2.99.0");
+  EXPECT_EQ(missing.exit_code, 3);
+  EXPECT_NE(missing.err.find("No matching distribution found for torch==2.99.0"), std::string::npos) << missing.err;
+  EXPECT_FALSE(std::filesystem::exists(made / "torch-2.99.0"));
+  EXPECT_TRUE(std::filesystem::exists(made / "torch-2.99.0.failed"));
+  EXPECT_NE(make("2.99.0").err.find("could not be made before"), std::string::npos);
+  // A cluster's agents offer what they have: made environments are for a local agent.
+  const auto remote = torchsweep({"bisect", "runner=fake", "model=mlp", "--good", "env=a", "--bad", "env=b",
+                                  "--make-environments", "--coordinator", "127.0.0.1:1", "--db", db().string()});
+  EXPECT_EQ(remote.exit_code, exit_code::invalid_input);
+  EXPECT_NE(remote.err.find("--make-environments: only with a local agent"), std::string::npos) << remote.err;
+}
+
 }  // namespace
 }  // namespace ts

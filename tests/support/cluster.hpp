@@ -147,9 +147,12 @@ import fcntl, json, os, socket, sys, time
 # As a Python runner (--python-runner), in environments whose interpreter sets TS_FAKE_TORCH (the PyTorch
 # version it reports) and TS_FAKE_SCALE (a factor of its times; "alternate": 0.7 and 1.6 in turn, by the
 # count in TS_FAKE_COUNTER): it answers the agent's probes as a real runner does.
+# In a venv (one torchsweep-make-environment made from the bisection test's wheels), its fake torch's
+# version and SLOWDOWN instead: never the system's real torch, whose import would cost every job seconds.
+fake_torch = __import__("torch") if sys.prefix != sys.base_prefix else None
 if sys.argv[1:] == ["--version"]:
     print("torchsweep-fake 0 (test)\ntorch %s\nmodes eager compiled\nprecisions fp32\ntasks train infer"
-          % os.environ.get("TS_FAKE_TORCH", "none"))
+          % (fake_torch.__version__ if fake_torch else os.environ.get("TS_FAKE_TORCH", "none")))
     sys.exit(0)
 if sys.argv[1:] == ["--list-models"]:
     print("model\nmlp\npython:*")
@@ -202,7 +205,7 @@ if environment_scale == "alternate":
     count = int(open(counter).read()) if os.path.exists(counter) else 0
     open(counter, "w").write(str(count + 1))
     environment_scale = 0.7 if count % 2 else 1.6
-scale *= float(environment_scale)
+scale *= float(environment_scale) * (fake_torch.SLOWDOWN if fake_torch else 1.0)
 # labels.scale_from_model: a file under the job's model_root holding "SCALE = x": the user's model code (at a
 # commit, for torchsweep bisect --repo) sets the speed.
 if "scale_from_model" in labels:
