@@ -56,7 +56,8 @@ nlohmann::json with_model_commit(nlohmann::json job, const fs::path& cache) {
     fs::remove(archive);
     if (exported.status != 0) {
       fs::remove_all(partial);
-      throw InvalidInput("model_commit", "'" + named + "': git archive of " + top.out + " failed (is the model root tracked at that commit?)");
+      throw InvalidInput("model_commit", "'" + named + "': git archive of " + top.out +
+                                             " failed (is the model root tracked at that commit?)");
     }
     fs::rename(partial, tree);
     log::info("model commit {} of {} exported to {}", sha.out.substr(0, 12), top.out, tree.string());

@@ -278,9 +278,12 @@ Command add_bisect_command(CLI::App& app) {
       plan.bad = steps.back();
     } else {
       plan.field = "env";
-      for (auto [option, text, side] : {std::tuple{"--good", settings->good, &plan.good}, {"--bad", settings->bad, &plan.bad}}) {
+      for (auto [option, text, side] :
+           {std::tuple{"--good", settings->good, &plan.good}, {"--bad", settings->bad, &plan.bad}}) {
         auto [key, value] = split_key_value(text, option);
-        if (key != "env") throw InvalidInput(option, "expected env=NAME (or, with --repo, a commit), got '" + text + "'");
+        if (key != "env") {
+          throw InvalidInput(option, "expected env=NAME (or, with --repo, a commit), got '" + text + "'");
+        }
         *side = value;
       }
       // The versions between, from the agents that registered; a local agent's first bisection lists them once
@@ -338,7 +341,8 @@ Command add_bisect_command(CLI::App& app) {
             }
           }
         }
-        log::info("{} steps between {} and {}", steps.size() - 2, short_name(plan, plan.good), short_name(plan, plan.bad));
+        log::info("{} steps between {} and {}", steps.size() - 2, short_name(plan, plan.good),
+                  short_name(plan, plan.bad));
       }
       state = readers::next_step(steps, verdicts);
     }

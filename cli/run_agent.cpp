@@ -83,7 +83,9 @@ Command add_agent_command(CLI::App& app) {
     options.tls = client_tls(settings->tls_ca);
     for (const auto& label : settings->labels) add_key_value(options.labels, label, "--label");
     for (const auto& runner : settings->runners) add_key_value(options.runners, runner, "--runner");
-    for (const auto& runner : settings->python_runners) add_key_value(options.python_runners, runner, "--python-runner");
+    for (const auto& runner : settings->python_runners) {
+      add_key_value(options.python_runners, runner, "--python-runner");
+    }
     boost::asio::io_context io;
     agent::Agent node(io, options);
     node.start();

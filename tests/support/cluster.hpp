@@ -209,7 +209,8 @@ scale *= float(environment_scale) * (fake_torch.SLOWDOWN if fake_torch else 1.0)
 # labels.scale_from_model: a file under the job's model_root holding "SCALE = x": the user's model code (at a
 # commit, for torchsweep bisect --repo) sets the speed.
 if "scale_from_model" in labels:
-    scale *= float(open(os.path.join(job["model_root"], labels["scale_from_model"])).read().split("SCALE =")[1].split()[0])
+    code = open(os.path.join(job["model_root"], labels["scale_from_model"])).read()
+    scale *= float(code.split("SCALE =")[1].split()[0])
 result["execution"]["mode"] = job.get("mode", "eager")
 timing = result["timing"]
 timing["epoch_seconds"] = [t * scale * job["batch_size"] for t in timing["epoch_seconds"]]
