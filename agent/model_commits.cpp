@@ -2,24 +2,14 @@
 
 #include <unistd.h>
 
-#include "shared/shell_command.hpp"
 #include "shared/errors.hpp"
+#include "shared/git.hpp"
 #include "shared/log.hpp"
+#include "shared/shell_command.hpp"
 
 namespace ts::agent {
-namespace {
 
 namespace fs = std::filesystem;
-
-// `git -C ROOT ARGS` (ARGS already quoted): its output without the trailing
-// newline, and whether it succeeded.
-CommandOutput git(const fs::path& root, const std::string& args) {
-  auto output = outputs_of({"git -C " + shell_quoted(root.string()) + " " + args + " 2>/dev/null"}).at(0);
-  while (!output.out.empty() && output.out.back() == '\n') output.out.pop_back();
-  return output;
-}
-
-}  // namespace
 
 nlohmann::json with_model_commit(nlohmann::json job, const fs::path& cache) {
   const auto commit = job.find("model_commit");
@@ -30,39 +20,36 @@ nlohmann::json with_model_commit(nlohmann::json job, const fs::path& cache) {
     throw InvalidInput("model_commit", "'" + named + "': only a python: or torchscript: model has a commit");
   }
   const fs::path root = root_field->get<std::string>();
-  const auto top = git(root, "rev-parse --show-toplevel");
-  if (top.status != 0) {
+  const auto top = git_output(root, "rev-parse --show-toplevel");
+  if (!top) {
     throw InvalidInput("model_commit", "'" + named + "': the model root " + root.string() +
                                            " is not in a git repository, so it has no commits");
   }
-  const auto sha = git(root, "rev-parse --verify --quiet " + shell_quoted(named + "^{commit}"));
-  if (sha.status != 0 || sha.out.empty()) {
-    throw InvalidInput("model_commit", "'" + named + "': no such commit in " + top.out);
-  }
-  const auto prefix = git(root, "rev-parse --show-prefix").out;  // the root within the repository, "" or "dir/"
-  const auto tree = cache / sha.out;
+  const auto sha = full_commit(root, named);
+  if (!sha) throw InvalidInput("model_commit", "'" + named + "': no such commit in " + *top);
+  const auto prefix = git_output(root, "rev-parse --show-prefix").value_or("");  // the root in the repository: "dir/"
+  const auto tree = cache / *sha;
   if (!fs::exists(tree)) {
     // Exported beside, then renamed: a crash mid-export never leaves a half tree that later jobs would import.
-    const auto partial = cache / (sha.out + ".partial-" + std::to_string(::getpid()));
+    const auto partial = cache / (*sha + ".partial-" + std::to_string(::getpid()));
     fs::remove_all(partial);
     fs::create_directories(partial);
     const auto archive = partial.string() + ".tar";
-    const auto archived = git(top.out, "archive --format=tar -o " + shell_quoted(archive) + " " + sha.out +
-                                           (prefix.empty() ? "" : " -- " + shell_quoted(prefix)));
-    const auto exported =
-        archived.status != 0
-            ? archived
-            : outputs_of({"tar -xf " + shell_quoted(archive) + " -C " + shell_quoted(partial.string())}).at(0);
+    const bool exported = git_output(*top, "archive --format=tar -o " + shell_quoted(archive) + " " + *sha +
+                                               (prefix.empty() ? "" : " -- " + shell_quoted(prefix))) &&
+                          outputs_of({"tar -xf " + shell_quoted(archive) + " -C " + shell_quoted(partial.string())})
+                                  .at(0)
+                                  .status == 0;
     fs::remove(archive);
-    if (exported.status != 0) {
+    if (!exported) {
       fs::remove_all(partial);
-      throw InvalidInput("model_commit", "'" + named + "': git archive of " + top.out +
+      throw InvalidInput("model_commit", "'" + named + "': git archive of " + *top +
                                              " failed (is the model root tracked at that commit?)");
     }
     fs::rename(partial, tree);
-    log::info("model commit {} of {} exported to {}", sha.out.substr(0, 12), top.out, tree.string());
+    log::info("model commit {} of {} exported to {}", sha->substr(0, 12), *top, tree.string());
   }
-  job["model_commit"] = sha.out;
+  job["model_commit"] = *sha;
   auto root_in_tree = (tree / prefix).lexically_normal();
   if (root_in_tree.filename().empty()) root_in_tree = root_in_tree.parent_path();  // "dir/" of the prefix
   job["model_root"] = root_in_tree.string();

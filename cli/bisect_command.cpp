@@ -32,6 +32,7 @@
 #include "shared/sweep/sweep.hpp"
 #include "shared/wire/protocol.hpp"
 #include "store/migrations.hpp"
+#include "store/store.hpp"
 
 namespace ts::cli {
 namespace {
@@ -58,22 +59,12 @@ struct Plan {
   std::optional<double> run_sd;  // the calibrated noise of the configuration, if a calibration measured it
 };
 
-nlohmann::json parsed_value(const std::string& text) {
-  return nlohmann::json::accept(text) ? nlohmann::json::parse(text) : nlohmann::json(text);
-}
-
-// The threshold in force for n runs against m: the rule's, or what the calibrated noise needs where larger.
-double threshold_for(const Plan& plan, std::size_t n, std::size_t m) {
-  if (!plan.run_sd || n == 0 || m == 0) return plan.rule.threshold;
-  return std::max(plan.rule.threshold, needed_threshold(*plan.run_sd * *plan.run_sd, n, m, plan.rule));
-}
-
 // The fewest runs a side (from min) at which the calibrated noise gives the rule `power` to see `slowdown`.
 int64_t runs_for_power(const Plan& plan, const Settings& settings, double slowdown) {
   if (!plan.run_sd) return settings.min_runs;
   for (auto runs = settings.min_runs; runs < settings.max_runs; ++runs) {
     auto rule = plan.rule;
-    rule.threshold = threshold_for(plan, runs, runs);
+    rule.threshold = threshold_in_force(plan.rule, plan.run_sd, runs, runs);
     if (detection_power(*plan.run_sd, runs, runs, slowdown, rule) >= settings.power) return runs;
   }
   return settings.max_runs;
@@ -82,13 +73,12 @@ int64_t runs_for_power(const Plan& plan, const Settings& settings, double slowdo
 // The sweep that measures `step` beside the good side: a pair on one agent, in alternation, with adaptive
 // repeats until the rule has the power asked for (docs/sweeps.md).
 nlohmann::json step_sweep(const Plan& plan, const Settings& settings, const std::string& step, double slowdown) {
-  auto fixed = plan.configuration;
   const auto min_runs = runs_for_power(plan, settings, slowdown);
   return {{"name", plan.tag},
           {"description", "torchsweep bisect: " + plan.field + "=" + step + " against " + plan.good},
           {"tags", {"bisect", plan.tag}},
           {"axes", {{plan.field, {plan.good, step}}}},
-          {"fixed", fixed},
+          {"fixed", plan.configuration},
           {"pairing", {{"by", plan.field}}},
           {"repeats",
            {{"min", min_runs},
@@ -131,10 +121,7 @@ std::string run_step(const Settings& settings, const nlohmann::json& spec) {
 std::vector<nlohmann::json> registered_capabilities(const std::string& db) {
   if (!std::filesystem::exists(db)) return {};  // a local agent's first bisection: it makes the store
   auto database = store::open_read_only(db);
-  auto select = database.prepare("SELECT capabilities FROM agents");
-  std::vector<nlohmann::json> capabilities;
-  while (select.step()) capabilities.push_back(nlohmann::json::parse(select.text(0)));
-  return capabilities;
+  return store::agent_capabilities(database);
 }
 
 // The calibrated run spread of the configuration (docs/noise.md), on its fixed configuration axes but the bisected.
@@ -163,7 +150,8 @@ readers::StepEvidence judged(const Settings& settings, const Plan& plan, const s
   auto runs = readers::runs_by_side(database, sweep_id, plan.field);
   auto& now = runs[step];
   auto& then = runs[plan.good];
-  auto evidence = readers::judge_step(step, now, then, plan.rule, threshold_for(plan, now.size(), then.size()));
+  auto evidence = readers::judge_step(step, now, then, plan.rule,
+                                      threshold_in_force(plan.rule, plan.run_sd, now.size(), then.size()));
   evidence.sweep_id = sweep_id;
   return evidence;
 }
@@ -259,10 +247,7 @@ Command add_bisect_command(CLI::App& app) {
     Plan plan;
     plan.rule = settings->rule;
     plan.configuration = nlohmann::json::object();
-    for (const auto& text : settings->fields) {
-      auto [key, value] = split_key_value(text, "configuration");
-      plan.configuration[key] = parsed_value(value);
-    }
+    for (const auto& text : settings->fields) add_job_field(plan.configuration, text, "configuration");
     const auto runner = plan.configuration.value("runner", std::string("libtorch"));
     if (settings->making.enabled && (!settings->repo.empty() || settings->remote)) {
       throw InvalidInput("--make-environments",

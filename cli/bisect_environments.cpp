@@ -1,7 +1,6 @@
 #include "cli/bisect_environments.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "cli/bisect_steps.hpp"
@@ -9,6 +8,7 @@
 #include "shared/errors.hpp"
 #include "shared/log.hpp"
 #include "shared/shell_command.hpp"
+#include "shared/user_cache.hpp"
 
 namespace ts::cli {
 namespace {
@@ -16,9 +16,8 @@ namespace {
 constexpr std::string_view made_prefix = "torch-";
 
 std::filesystem::path cache_home() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "torchsweep";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::filesystem::path(home) / ".cache/torchsweep";
-  return std::filesystem::temp_directory_path() / "torchsweep";
+  const auto cache = user_cache_directory();
+  return cache.empty() ? std::filesystem::temp_directory_path() / "torchsweep" : cache;
 }
 
 // The tool's command line up to its subcommand's own arguments.

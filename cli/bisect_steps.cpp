@@ -5,8 +5,8 @@
 #include <map>
 #include <sstream>
 
-#include "shared/shell_command.hpp"
 #include "shared/errors.hpp"
+#include "shared/git.hpp"
 
 namespace ts::cli {
 namespace {
@@ -15,14 +15,6 @@ std::string listed(const std::map<std::string, std::string>& versions) {
   std::string text;
   for (const auto& [name, version] : versions) text += (text.empty() ? "" : ", ") + name + " (" + version + ")";
   return text.empty() ? "none" : text;
-}
-
-// `git -C REPO ARGS`'s output, trimmed, or nothing when it failed.
-std::optional<std::string> git(const std::filesystem::path& repo, const std::string& args) {
-  auto output = outputs_of({"git -C " + shell_quoted(repo.string()) + " " + args + " 2>/dev/null"}).at(0);
-  if (output.status != 0) return std::nullopt;
-  while (!output.out.empty() && std::isspace(static_cast<unsigned char>(output.out.back()))) output.out.pop_back();
-  return output.out;
 }
 
 }  // namespace
@@ -86,19 +78,22 @@ std::vector<std::string> environments_between(const std::vector<nlohmann::json>&
 
 std::vector<std::string> commits_between(const std::filesystem::path& repo, const std::string& good,
                                          const std::string& bad) {
-  if (!git(repo, "rev-parse --git-dir")) throw InvalidInput("--repo", repo.string() + " is not a git repository");
+  if (!git_output(repo, "rev-parse --git-dir")) {
+    throw InvalidInput("--repo", repo.string() + " is not a git repository");
+  }
   std::vector<std::string> ends;
   for (const auto& [option, name] : {std::pair{"--good", good}, {"--bad", bad}}) {
-    const auto sha = git(repo, "rev-parse --verify --quiet " + shell_quoted(name + "^{commit}"));
-    if (!sha || sha->empty()) throw InvalidInput(option, "'" + name + "' is no commit of " + repo.string());
+    const auto sha = full_commit(repo, name);
+    if (!sha) throw InvalidInput(option, "'" + name + "' is no commit of " + repo.string());
     ends.push_back(*sha);
   }
   if (ends[0] == ends[1]) throw InvalidInput("--bad", "'" + bad + "' is the same commit as --good");
-  if (!git(repo, "merge-base --is-ancestor " + ends[0] + " " + ends[1])) {
+  if (!git_output(repo, "merge-base --is-ancestor " + ends[0] + " " + ends[1])) {
     throw InvalidInput("--good", "'" + good + "' is not an ancestor of --bad '" + bad + "' in " + repo.string());
   }
   std::vector<std::string> steps{ends[0]};
-  std::istringstream lines(*git(repo, "rev-list --reverse --first-parent --ancestry-path " + ends[0] + ".." + ends[1]));
+  std::istringstream lines(
+      git_output(repo, "rev-list --reverse --first-parent --ancestry-path " + ends[0] + ".." + ends[1]).value_or(""));
   for (std::string sha; std::getline(lines, sha);) {
     if (!sha.empty()) steps.push_back(sha);
   }

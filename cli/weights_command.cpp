@@ -42,10 +42,7 @@ Command add_weights_command(CLI::App& app) {
   return [settings] {
     nlohmann::json job{{"schema_version", 1}, {"model", settings->model}, {"batch_size", 1}};
     if (settings->seed) job["seed"] = *settings->seed;
-    for (const auto& text : settings->fields) {
-      auto [key, value] = split_key_value(text, "--set");
-      job[key] = nlohmann::json::accept(value) ? nlohmann::json::parse(value) : nlohmann::json(value);
-    }
+    for (const auto& text : settings->fields) add_job_field(job, text, "--set");
     // The built-in models' weights are PyTorch's names as the worker gives them, the same in every runner.
     const bool library = models::library_of(settings->model) != nullptr;
     const std::string runner = library ? "torch-compile" : "libtorch";

@@ -27,6 +27,7 @@ using ts::detection_power;
 using ts::judge_change;
 using ts::Judgement;
 using ts::needed_threshold;
+using ts::threshold_in_force;
 using ts::RegressionRule;
 
 // The smallest two-sided p-value an exact Mann-Whitney test of n against m

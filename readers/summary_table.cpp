@@ -121,8 +121,7 @@ Table summary_table(Database& database, const Condition& condition, const QueryO
       const auto& then = base[0];
       auto rule = options.regression;
       const auto run_sd = calibrated_spread(calibrated, group_names, group.key);
-      if (run_sd && !now.empty() && !then.empty())
-        rule.threshold = std::max(rule.threshold, needed_threshold(*run_sd * *run_sd, now.size(), then.size(), rule));
+      rule.threshold = threshold_in_force(rule, run_sd, now.size(), then.size());
       if (now.empty() || then.empty()) {
         row.insert(row.end(), {nullptr, now.empty() ? "missing" : "new", rule.threshold, nullptr});
       } else {

@@ -1,5 +1,6 @@
 #include "shared/regression_rule.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -21,6 +22,11 @@ Judgement judge_change(const std::vector<double>& now, const std::vector<double>
 double needed_threshold(double run_variance, std::size_t n, std::size_t m, const RegressionRule& rule) {
   const double sides = 1.0 / static_cast<double>(n) + 1.0 / static_cast<double>(m);
   return std::exp(stats::two_sided_z(1 - rule.alpha) * std::sqrt(run_variance * sides)) - 1;
+}
+
+double threshold_in_force(const RegressionRule& rule, std::optional<double> run_sd, std::size_t n, std::size_t m) {
+  if (!run_sd || n == 0 || m == 0) return rule.threshold;
+  return std::max(rule.threshold, needed_threshold(*run_sd * *run_sd, n, m, rule));
 }
 
 double detection_power(double run_sd, std::size_t n, std::size_t m, double slowdown, const RegressionRule& rule) {

@@ -5,6 +5,7 @@
 // repeats may run until it has the power asked for. Shared by the readers
 // and the coordinator, so that there is one rule.
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,10 @@ Judgement judge_change(const std::vector<double>& now, const std::vector<double>
 // exceeds by chance with probability alpha / 2, for runs whose logs vary by
 // `run_variance`: the threshold this noise requires of the rule.
 double needed_threshold(double run_variance, std::size_t n, std::size_t m, const RegressionRule& rule);
+// The threshold the rule applies to n runs against m of a configuration
+// whose runs' logs spread by `run_sd` (a calibration's): the rule's, or what
+// that noise needs where larger; the rule's alone without a calibration.
+double threshold_in_force(const RegressionRule& rule, std::optional<double> run_sd, std::size_t n, std::size_t m);
 // How often `rule` itself calls a slowdown (a fraction: 0.1 is 10%)
 // regressed with n runs against m whose logs spread by `run_sd`: a seeded
 // simulation of 2000 nights, the same on every call.

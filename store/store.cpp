@@ -398,8 +398,10 @@ void Store::record_agent(const std::string& name, const nlohmann::json& capabili
       .run();
 }
 
-std::vector<nlohmann::json> Store::agent_capabilities() {
-  auto select = database_.prepare("SELECT capabilities FROM agents");
+std::vector<nlohmann::json> Store::agent_capabilities() { return store::agent_capabilities(database_); }
+
+std::vector<nlohmann::json> agent_capabilities(Database& database) {
+  auto select = database.prepare("SELECT capabilities FROM agents");
   std::vector<nlohmann::json> all;
   while (select.step()) all.push_back(nlohmann::json::parse(select.text(0)));
   return all;

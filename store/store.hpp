@@ -135,4 +135,8 @@ class Store {
   Statement job_started_, job_requeued_, job_finished_, close_sweep_, has_result_;
 };
 
+// The capabilities every agent ever seen reported last, from any connection
+// to the store (the coordinator's, a reader's read-only one).
+std::vector<nlohmann::json> agent_capabilities(Database& database);
+
 }  // namespace ts::store

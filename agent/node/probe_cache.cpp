@@ -1,12 +1,12 @@
 #include "agent/node/probe_cache.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <sstream>
 
 #include "shared/beside_this_program.hpp"
 #include "shared/json_io.hpp"
 #include "shared/log.hpp"
+#include "shared/user_cache.hpp"
 
 namespace ts::agent {
 namespace {
@@ -130,13 +130,8 @@ std::vector<fs::path> parse_site(const std::string& version_output) {
 }
 
 fs::path user_probe_cache() {
-  if (const char* cache = std::getenv("XDG_CACHE_HOME"); cache && *cache) {
-    return fs::path(cache) / "torchsweep" / "probes.json";
-  }
-  if (const char* home = std::getenv("HOME"); home && *home) {
-    return fs::path(home) / ".cache" / "torchsweep" / "probes.json";
-  }
-  return {};
+  const auto cache = user_cache_directory();
+  return cache.empty() ? cache : cache / "probes.json";
 }
 
 }  // namespace ts::agent
