@@ -24,6 +24,7 @@
 #include "shared/job_fields.hpp"
 #include "shared/job_resolution.hpp"
 #include "shared/log.hpp"
+#include "shared/model_lists.hpp"
 #include "shared/runner_contract.hpp"
 #include "shared/seconds.hpp"
 #include "shared/spawn_checked.hpp"
@@ -193,10 +194,13 @@ asio::awaitable<void> Agent::run() {
 
 asio::awaitable<void> Agent::session(std::shared_ptr<wire::Connection> connection, std::function<void()> on_welcome) {
   connection_ = connection;  // so that stop() reaches it during the handshake
+  // Model lists by digest: sent only if the coordinator asks (shared/model_lists.hpp).
+  auto capabilities = capabilities_;
+  const auto lists = model_lists::replace_by_digests(capabilities);
   nlohmann::json hello{{"role", "agent"},
                        {"name", options_.name},
                        {"version", std::string(version::number())},
-                       {"capabilities", capabilities_}};
+                       {"capabilities", std::move(capabilities)}};
   if (!options_.labels.empty()) hello["labels"] = options_.labels;
   hello["running"] = nlohmann::json::array();
   for (const auto& [job_id, job] : running_) {
@@ -208,6 +212,15 @@ asio::awaitable<void> Agent::session(std::shared_ptr<wire::Connection> connectio
     refused_ = welcome.value("fatal", false);
     connection->stop();
     co_return;
+  }
+  if (welcome.contains("send_lists")) {
+    nlohmann::json asked = nlohmann::json::object();
+    for (const auto& digest : welcome.at("send_lists")) {
+      if (const auto list = lists.find(digest.get<std::string>()); list != lists.end())
+        asked[list->first] = list->second;
+    }
+    log::info("sending the coordinator {} model lists it lacks", asked.size());
+    connection->send(wire::make_message("lists", {{"lists", asked}}));
   }
   const auto interval = milliseconds_from_seconds(welcome.at("heartbeat_interval_s").get<double>());
   log::info("connected to coordinator {} as {}", connection->peer(), options_.name);

@@ -8,16 +8,26 @@
 //     with a sweep that no agent can take queued;
 //   - the agent sessions it dropped meanwhile (its log).
 //
-//   bench_fleet_scale [agents=5000] [jobs=50000] [idle_s=20] [workdir=/tmp/ts_bench_fleet]
+//   bench_fleet_scale [agents=5000] [jobs=50000] [idle_s=20] [workdir=/tmp/ts_bench_fleet] [lists=digest]
+//
+// lists: what each agent's hello says of its runners' models, as agents
+// with three library environments do (three lists of 1,600 names, about
+// 120 KB): `digest` (each list by its digest, sent once to the coordinator:
+// shared/model_lists.hpp), `inline` (the names in every hello, as before
+// #53), or `none`. TS_BENCH_TORCHSWEEP names another `torchsweep` to run as
+// the coordinator (an earlier build, for a before-and-after figure).
+#include <fmt/format.h>
 #include <sys/resource.h>
 
 #include <boost/asio.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "bench/coordinator_probe.hpp"
+#include "shared/model_lists.hpp"
 #include "simulation/child_process.hpp"
 #include "simulation/simulated_agent.hpp"
 
@@ -53,7 +63,8 @@ struct Coordinator {
       : process(
             [&] {
               std::filesystem::create_directories(directory);
-              return std::vector<std::string>{TS_TORCHSWEEP_BINARY,
+              const char* other = std::getenv("TS_BENCH_TORCHSWEEP");
+              return std::vector<std::string>{other ? other : TS_TORCHSWEEP_BINARY,
                                               "--log-level",
                                               "warn",
                                               "coordinator",
@@ -88,11 +99,33 @@ struct Coordinator {
 
 }  // namespace
 
+// Three environments' library models for one runner: distinct lists of
+// 1,600 names each, the same on every agent (one image).
+nlohmann::json library_models() {
+  nlohmann::json models{{"models", {{"libtorch", {"mlp", "resnet18", "gpt"}}}},
+                        {"environments", nlohmann::json::object()}};
+  for (const auto* environment : {"torch-2.6", "torch-2.9", "torch-2.15"}) {
+    nlohmann::json names = nlohmann::json::array();
+    for (int n = 0; n < 1600; ++n) names.push_back(fmt::format("timm:{}_model_{:04}", environment, n));
+    models["environments"][environment] = {
+        {"python", nullptr}, {"runners", {{"libtorch", {{"torch", environment}}}}}, {"models", {{"libtorch", names}}}};
+  }
+  return models;
+}
+
 int main(int argc, char** argv) {
   const int agents = argc > 1 ? std::stoi(argv[1]) : 5000;
   const int jobs = argc > 2 ? std::stoi(argv[2]) : 50000;
   const int idle_s = argc > 3 ? std::stoi(argv[3]) : 20;
   const std::filesystem::path directory = argc > 4 ? argv[4] : "/tmp/ts_bench_fleet";
+  const std::string lists = argc > 5 ? argv[5] : "digest";
+  if (lists != "digest" && lists != "inline" && lists != "none") {
+    std::fprintf(stderr, "lists: digest, inline or none, not %s\n", lists.c_str());
+    return 2;
+  }
+  auto models = std::make_shared<ts::simulation::SimulatedAgent::Models>();
+  if (lists != "none") models->capabilities = library_models();
+  if (lists == "digest") models->lists = ts::model_lists::replace_by_digests(models->capabilities);
   std::filesystem::remove_all(directory);
   std::filesystem::create_directories(directory);
   // This process holds one socket per agent too: the soft limit up to the hard one.
@@ -128,7 +161,7 @@ int main(int argc, char** argv) {
         for (int i = 0; i < agents; ++i) {
           simulated.push_back(std::make_unique<ts::simulation::SimulatedAgent>(
               io, ts::wire::Endpoint{"127.0.0.1", fleet.port}, "sim-" + std::to_string(i), 0,
-              std::chrono::milliseconds(0), default_heartbeat));
+              std::chrono::milliseconds(0), default_heartbeat, models));
           simulated.back()->start();
           if (i % 200 == 199) co_await sleep_for(io, std::chrono::milliseconds(10));  // no accept-queue overflow
         }
@@ -166,12 +199,15 @@ int main(int argc, char** argv) {
             io, fleet.port, ts::wire::make_message("submit", {{"sweep", sweep_of(jobs, true)}}));
         submit_s = std::chrono::duration<double>(Clock::now() - start).count();
         const auto sweep_id = submitted.at("sweep_id").get<std::string>();
+        // As `run` and `nightly` poll; a coordinator from before #53 (TS_BENCH_TORCHSWEEP) knows no agents: false.
+        nlohmann::json sweep_status{{"sweep", sweep_id}};
+        if (!std::getenv("TS_BENCH_TORCHSWEEP")) sweep_status["agents"] = false;
         const auto total = submitted.at("jobs").get<std::size_t>();
         auto last_progress = Clock::now();
         while (stored < total) {
           co_await sleep_for(io, std::chrono::milliseconds(100));
           const auto status =
-              co_await ts::bench::request(io, fleet.port, ts::wire::make_message("status", {{"sweep", sweep_id}}));
+              co_await ts::bench::request(io, fleet.port, ts::wire::make_message("status", sweep_status));
           const auto done = static_cast<std::size_t>(status.at("sweeps").at(0).at("jobs").value("done", 0));
           if (done > stored) last_progress = Clock::now();
           stored = done;
@@ -190,7 +226,7 @@ int main(int argc, char** argv) {
   io.run();
   std::printf("agents %d connected in %.1f s, heartbeating every %.1f s; jobs %zu\n", agents, connect_s,
               static_cast<double>(default_heartbeat.count()) / 1000.0, stored);
-  std::printf("memory per connected agent: %.1f KiB\n", per_agent_kib);
+  std::printf("memory per connected agent: %.1f KiB (model lists: %s)\n", per_agent_kib, lists.c_str());
   std::printf("memory per queued job: %.0f bytes\n", per_queued_bytes);
   std::printf("coordinator CPU per heartbeat (idle fleet, %d s): %.1f us\n", idle_s, per_heartbeat_us);
   std::printf("submit (expand + store %zu jobs): %.2f s\n", stored, submit_s);

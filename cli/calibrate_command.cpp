@@ -80,7 +80,7 @@ int calibrate_on_cluster(const CalibrateSettings& settings, const nlohmann::json
                                                                      {"alpha", RegressionRule{}.alpha},
                                                                      {"configurations", records}}));
   std::cout << "\nRecorded by the coordinator in " << settings.local.db << " (torchsweep query --calibrations)\n";
-  const auto status = request(settings.client, wire::make_message("status", {{"sweep", sweep_id}}));
+  const auto status = request(settings.client, wire::make_message("status", {{"sweep", sweep_id}, {"agents", false}}));
   const auto failed = status.at("sweeps").at(0).at("jobs").value("failed", int64_t{0});
   if (failed > 0) {
     std::fprintf(stderr, "%lld jobs of the calibration failed: torchsweep export --db %s --sweep %s --include-failed\n",

@@ -28,7 +28,7 @@ void wait_for_sweep(const ClientSettings& client, const std::string& sweep_id, s
   std::optional<Clock::time_point> unreachable_since;
   while (true) {
     try {
-      const auto reply = request(client, wire::make_message("status", {{"sweep", sweep_id}}));
+      const auto reply = request(client, wire::make_message("status", {{"sweep", sweep_id}, {"agents", false}}));
       if (unreachable_since) log::info("the coordinator answers again; still waiting for sweep {}", sweep_id);
       unreachable_since.reset();
       const auto& sweeps = reply.at("sweeps");

@@ -105,7 +105,8 @@ Command add_nightly_command(CLI::App& app) {
     log::info("nightly {}: sweep {} submitted, {} jobs", date, sweep_id, submitted.at("jobs").get<int64_t>());
     const std::chrono::seconds timeout(settings->timeout_s);
     wait_for_sweep(settings->client, sweep_id, timeout);
-    const auto status = request(settings->client, wire::make_message("status", {{"sweep", sweep_id}}));
+    const auto status =
+        request(settings->client, wire::make_message("status", {{"sweep", sweep_id}, {"agents", false}}));
     const auto failed = status.at("sweeps").at(0).at("jobs").value("failed", int64_t{0});
 
     readers::ReportOptions report;

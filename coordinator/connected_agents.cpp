@@ -2,6 +2,19 @@
 
 namespace ts::coordinator {
 
+ConnectedAgent ConnectedAgent::of(const std::string& name, std::shared_ptr<wire::Connection> connection,
+                                  nlohmann::json capabilities, nlohmann::json labels) {
+  const auto now = std::chrono::steady_clock::now();
+  nlohmann::json described{{"name", name},
+                           {"address", connection->peer()},
+                           {"hostname", capabilities.value("hostname", "")},
+                           {"cpu_cores", capabilities.value("cpu_cores", 0)},
+                           {"gpus", capabilities.contains("gpus") ? capabilities["gpus"].size() : 0},
+                           {"labels", labels},
+                           {"runners", capabilities.value("runners", nlohmann::json::array())}};
+  return {std::move(connection), std::move(capabilities), std::move(labels), now, now, std::move(described)};
+}
+
 bool ConnectedAgents::drop(const std::string& name) {
   const auto found = agents_.find(name);
   if (found == agents_.end()) return false;

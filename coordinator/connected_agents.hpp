@@ -16,6 +16,13 @@ struct ConnectedAgent {
   std::shared_ptr<wire::Connection> connection;
   nlohmann::json capabilities, labels;
   std::chrono::steady_clock::time_point connected_at, last_heard;
+  // What status says of it that does not change while it is connected
+  // (name, address, hostname, cores, GPUs, labels, runners), made once:
+  // at thousands of agents, status is otherwise mostly this.
+  nlohmann::json described;
+
+  static ConnectedAgent of(const std::string& name, std::shared_ptr<wire::Connection> connection,
+                           nlohmann::json capabilities, nlohmann::json labels);
 };
 
 class ConnectedAgents {

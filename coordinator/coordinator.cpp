@@ -1,6 +1,8 @@
 #include "coordinator/coordinator.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <thread>
 
 #include "shared/errors.hpp"
 #include "shared/log.hpp"
@@ -12,6 +14,16 @@ namespace ts::coordinator {
 using asio::use_awaitable;
 using Clock = std::chrono::steady_clock;
 
+namespace {
+
+std::size_t reader_threads(std::size_t asked) {
+  if (asked > 0) return asked;
+  const std::size_t cores = std::thread::hardware_concurrency();
+  return std::clamp<std::size_t>(cores > 1 ? cores - 1 : 1, 1, 4);
+}
+
+}  // namespace
+
 Coordinator::Coordinator(asio::io_context& io, CoordinatorOptions options, store::Store& store)
     : io_(io),
       options_(std::move(options)),
@@ -22,7 +34,10 @@ Coordinator::Coordinator(asio::io_context& io, CoordinatorOptions options, store
       registry_(store, batch_, options_.jobs,
                 [this](const std::string& agent, const nlohmann::json& message) { agents_.send(agent, message); }),
       requests_(store, batch_, registry_, agents_, joining_),
-      acceptor_(io) {
+      acceptor_(io),
+      artifacts_(store::ArtifactFiles::beside(store.path())),
+      turns_(io, options_.result_turn),
+      readers_(reader_threads(options_.reader_threads)) {
   const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(options_.listen.host), options_.listen.port);
   if (!options_.token && !endpoint.address().is_loopback()) {
     throw InvalidInput("--listen", "listening on " + options_.listen.text() +
@@ -154,9 +169,9 @@ asio::awaitable<void> Coordinator::serve(asio::ip::tcp::socket socket) {
   } else {
     connection = std::make_shared<wire::Connection>(std::move(socket), options_.limits);
   }
-  auto session =
-      std::make_shared<Session>(std::move(connection), session_settings_,
-                                SessionParts{store_, batch_, registry_, agents_, requests_, joining_, metrics_.get()});
+  auto session = std::make_shared<Session>(std::move(connection), session_settings_,
+                                           SessionParts{store_, batch_, registry_, agents_, requests_, joining_,
+                                                        metrics_.get(), readers_, turns_, artifacts_, lists_asked_});
   sessions_.insert(session);
   // Forgotten when it ends, by a store error too (which ends the coordinator).
   // Not by a guard's destructor: a frame destroyed with the io_context after

@@ -19,9 +19,11 @@
 #include "coordinator/metrics.hpp"
 #include "coordinator/requests.hpp"
 #include "coordinator/session.hpp"
+#include "coordinator/turns.hpp"
 #include "coordinator/write_batch.hpp"
 #include "shared/wire/connection.hpp"
 #include "shared/wire/endpoint.hpp"
+#include "store/artifacts.hpp"
 #include "store/store.hpp"
 
 namespace ts::coordinator {
@@ -49,6 +51,12 @@ struct CoordinatorOptions {
   std::shared_ptr<wire::ssl::context> tls;
   // Prometheus's /metrics on this address when set (docs/operations.md).
   std::optional<wire::Endpoint> metrics_listen;
+  // Threads that parse, validate and prepare agents' messages off the event
+  // loop; 0: one fewer than the machine's cores, at least 1 and at most 4.
+  std::size_t reader_threads = 0;
+  // The longest the loop runs queued results before it serves what else is
+  // ready (turns.hpp).
+  std::chrono::microseconds result_turn{5000};
 };
 
 // The coordinator is its listener, one Session a peer (coordinator/session.hpp),
@@ -95,7 +103,12 @@ class Coordinator {
   asio::ip::tcp::acceptor acceptor_;
   std::set<std::shared_ptr<Session>> sessions_;
   std::unique_ptr<Metrics> metrics_;
+  std::optional<store::ArtifactFiles> artifacts_;  // beside the store: the traces shipped with results
+  std::set<std::string> lists_asked_;              // SessionParts::lists_asked
+  Turns turns_;
   bool stopped_ = false;
+  // Last, so that it is joined first: its work reads the parts above.
+  asio::thread_pool readers_;
 };
 
 }  // namespace ts::coordinator

@@ -4,11 +4,11 @@
 
 #include <set>
 
-#include "coordinator/trace_keeping.hpp"
 #include "shared/errors.hpp"
 #include "shared/job_fields.hpp"
 #include "shared/log.hpp"
 #include "shared/seconds.hpp"
+#include "shared/timestamp.hpp"
 #include "shared/wire/protocol.hpp"
 
 namespace ts::coordinator {
@@ -19,11 +19,7 @@ SweepSettings SweepSettings::of(int64_t sequence, const sweep::Sweep& sweep) {
 }
 
 JobRegistry::JobRegistry(store::Store& store, WriteBatch& batch, RegistryOptions options, Send send)
-    : store_(store),
-      artifacts_(store::ArtifactFiles::beside(store.path())),
-      batch_(batch),
-      options_(options),
-      send_(std::move(send)) {}
+    : store_(store), batch_(batch), options_(options), send_(std::move(send)) {}
 
 // ---- jobs ------------------------------------------------------------------
 
@@ -100,8 +96,21 @@ void JobRegistry::resume_unfinished() {
 
 std::size_t JobRegistry::cancel(const std::string& sweep_id, const std::string& job_id,
                                 store::Store::CancelScope scope) {
+  const auto cancelled = cancellable(sweep_id, job_id, scope);
+  const auto now = utc_timestamp();
+  cancel_some(cancelled, now);
+  return cancel_closed(sweep_id, job_id, cancelled.size(), now);
+}
+
+std::vector<std::pair<std::string, std::string>> JobRegistry::cancellable(const std::string& sweep_id,
+                                                                          const std::string& job_id,
+                                                                          store::Store::CancelScope scope) {
+  return store_.cancellable(sweep_id, job_id, scope);
+}
+
+void JobRegistry::cancel_some(std::span<const std::pair<std::string, std::string>> cancelled, const std::string& now) {
   batch_.open();
-  const auto cancelled = store_.cancel(sweep_id, job_id, scope);
+  store_.mark_cancelled(cancelled, now);
   for (const auto& [id, state] : cancelled) {
     const auto found = jobs_.find(id);
     if (found == jobs_.end()) continue;
@@ -116,9 +125,15 @@ std::size_t JobRegistry::cancel(const std::string& sweep_id, const std::string& 
       jobs_.erase(found);
     }
   }
-  log::info("cancelled {} jobs", cancelled.size());
+}
+
+std::size_t JobRegistry::cancel_closed(const std::string& sweep_id, const std::string& job_id, std::size_t count,
+                                       const std::string& now) {
+  batch_.open();
+  store_.close_cancelled(sweep_id, job_id, now);
+  log::info("cancelled {} jobs", count);
   dispatch();
-  return cancelled.size();
+  return count;
 }
 
 JobRegistry::Job* JobRegistry::current(const std::string& agent, const std::string& job_id, int64_t attempt) {
@@ -348,7 +363,8 @@ void JobRegistry::refused(const std::string& agent, const nlohmann::json& messag
   dispatch();
 }
 
-nlohmann::json JobRegistry::outcome(const std::string& agent, const std::string& type, const nlohmann::json& message) {
+nlohmann::json JobRegistry::outcome(const std::string& agent, const AgentMessage& read) {
+  const auto& message = read.message;
   const auto job_id = message.at("job_id").get<std::string>();
   const auto attempt = message.at("attempt").get<int64_t>();
   auto ack = wire::make_message("result_ack", {{"job_id", job_id}, {"attempt", attempt}});
@@ -363,30 +379,22 @@ nlohmann::json JobRegistry::outcome(const std::string& agent, const std::string&
     return ack;
   }
   batch_.open();
-  const auto claims_this_attempt = [&](const nlohmann::json& result) {
-    const auto claimed = result.value("job", nlohmann::json::object());
-    return claimed.value("job_id", "") == job_id && claimed.value("attempt", int64_t{1}) == attempt;
-  };
   if (job->phase == Phase::cancelling) {
     finish(job_id, JobEvent::Kind::cancelled, "cancelled", "cancelled");
-  } else if (type == "job_result" && !claims_this_attempt(message.at("result"))) {
+  } else if (read.type == "job_result" && !read.claims_attempt) {
     attempt_failed(job_id, "the runner's result names another job or attempt", false);
-  } else if (type == "job_result") {
-    try {
-      auto result = message.at("result");
-      keep_trace(result, message, artifacts_);
-      store_.ingest_result(result, agent);
+  } else if (read.type == "job_result") {
+    if (read.prepared) {
+      store_.ingest_result(*read.prepared, agent);
       finish(job_id, JobEvent::Kind::done, "done", "");
-    } catch (const InvalidInput& error) {
-      attempt_failed(job_id, std::string("its result document is invalid: ") + error.what(), false);
+    } else {
+      attempt_failed(job_id, "its result document is invalid: " + read.invalid, false);
     }
   } else {
-    if (message.contains("result") && claims_this_attempt(message.at("result"))) {
-      try {
-        store_.ingest_result(message.at("result"), agent);
-      } catch (const InvalidInput& error) {
-        log::warn("job {}: not storing an invalid failed result: {}", job_id, error.what());
-      }
+    if (read.prepared) {
+      store_.ingest_result(*read.prepared, agent);
+    } else if (!read.invalid.empty()) {
+      log::warn("job {}: not storing an invalid failed result: {}", job_id, read.invalid);
     }
     auto reason = message.at("reason").get<std::string>();
     if (const auto tail = message.value("stderr_tail", ""); !tail.empty()) {

@@ -18,13 +18,14 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "coordinator/adaptive_repeats.hpp"
+#include "coordinator/agent_message.hpp"
 #include "coordinator/scheduler.hpp"
 #include "coordinator/write_batch.hpp"
-#include "store/artifacts.hpp"
 #include "store/store.hpp"
 
 namespace ts::coordinator {
@@ -83,6 +84,14 @@ class JobRegistry {
   // names; returns how many.
   std::size_t cancel(const std::string& sweep_id, const std::string& job_id,
                      store::Store::CancelScope scope = store::Store::CancelScope::unfinished);
+  // The same in parts (a large sweep's cancel, in the loop's turns, under a
+  // held write batch): the jobs it takes; those cancelled a chunk at a time
+  // (at `now`); then the sweep closed and a dispatch. Returns `count`.
+  std::vector<std::pair<std::string, std::string>> cancellable(const std::string& sweep_id, const std::string& job_id,
+                                                               store::Store::CancelScope scope);
+  void cancel_some(std::span<const std::pair<std::string, std::string>> cancelled, const std::string& now);
+  std::size_t cancel_closed(const std::string& sweep_id, const std::string& job_id, std::size_t count,
+                            const std::string& now);
 
   // An agent said hello; `running` lists the attempts it runs (hello.running).
   void agent_connected(AgentResources resources, const nlohmann::json& running);
@@ -90,8 +99,9 @@ class JobRegistry {
   // heartbeat.running: the (job, attempt) pairs the agent runs now.
   void heartbeat(const std::string& agent, const nlohmann::json& running);
   void progress(const std::string& agent, const nlohmann::json& message);
-  // job_result or job_failed; returns the result_ack to send once committed.
-  nlohmann::json outcome(const std::string& agent, const std::string& type, const nlohmann::json& message);
+  // job_result or job_failed, as the pool read it; returns the result_ack
+  // to send once committed.
+  nlohmann::json outcome(const std::string& agent, const AgentMessage& read);
   void refused(const std::string& agent, const nlohmann::json& message);
   // Takes back the attempts whose agent stayed away, that their agent no
   // longer reports, or that outlived their deadline.
@@ -134,7 +144,6 @@ class JobRegistry {
   void publish(const JobEvent& event);  // to every observer
 
   store::Store& store_;
-  std::optional<store::ArtifactFiles> artifacts_;  // beside the store: the traces shipped with results
   WriteBatch& batch_;
   RegistryOptions options_;
   Send send_;

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
+#include <span>
 
 #include "shared/errors.hpp"
 #include "shared/job_fields.hpp"
@@ -29,46 +31,134 @@ std::string new_sweep_id(const std::string& name) {
 
 }  // namespace
 
-Submission Requests::submit(const nlohmann::json& spec, const std::string& origin, const std::string& submitter,
-                            const std::vector<nlohmann::json>& also_known) {
-  const auto sweep = sweep::expand(spec, origin);
+SubmissionContext Requests::submission_context(const std::vector<nlohmann::json>& also_known) {
+  SubmissionContext context{store_.agent_capabilities(), store::model_lists(store_.database())};
+  context.capabilities.insert(context.capabilities.end(), also_known.begin(), also_known.end());
+  return context;
+}
+
+PreparedSubmission prepare_submission(const nlohmann::json& spec, const std::string& origin,
+                                      const std::string& submitter, const SubmissionContext& context) {
+  PreparedSubmission prepared{sweep::expand(spec, origin), {}, {}, {}};
+  const auto& sweep = prepared.sweep;
   // A model no runner of its name runs is refused now, not at 3 a.m.
-  auto capabilities = store_.agent_capabilities();
-  capabilities.insert(capabilities.end(), also_known.begin(), also_known.end());
-  auto warnings =
-      sweep::check_runnable(sweep, sweep::known_runners(capabilities), "as the agents that ever registered reported");
-  for (const auto& warning : warnings) log::warn("sweep {}: {}", sweep.name, warning);
-  batch_.open();
-  store::SweepRecord record{new_sweep_id(sweep.name), sweep.name,     sweep.spec, sweep.tags, submitter,
-                            sweep.priority,           utc_timestamp()};
-  std::vector<store::JobRecord> jobs;
-  jobs.reserve(sweep.jobs.size());
+  prepared.warnings = sweep::check_runnable(sweep, sweep::known_runners(context.capabilities, context.lists),
+                                            "as the agents that ever registered reported");
+  prepared.record = {new_sweep_id(sweep.name), sweep.name,     sweep.spec, sweep.tags, submitter,
+                     sweep.priority,           utc_timestamp()};
+  prepared.jobs.reserve(sweep.jobs.size());
   for (const auto& planned : sweep.jobs) {
     auto document = planned.document;
-    const auto job_id = fmt::format("{}/{:04}", record.sweep_id, planned.ordinal);
+    const auto job_id = fmt::format("{}/{:04}", prepared.record.sweep_id, planned.ordinal);
     document["job_id"] = job_id;
-    jobs.push_back({job_id, planned.ordinal, planned.config_key, planned.repeat,
-                    job_fields::get<std::string>(document, "runner"), job_fields::get<int64_t>(document, "gpus"),
-                    document, sweep.max_attempts, "measurement",
-                    sweep::stored_pair_key(planned.config_key, sweep.pair_axis)});
+    prepared.jobs.push_back({job_id, planned.ordinal, planned.config_key, planned.repeat,
+                             job_fields::get<std::string>(document, "runner"),
+                             job_fields::get<int64_t>(document, "gpus"), std::move(document), sweep.max_attempts,
+                             "measurement", sweep::stored_pair_key(planned.config_key, sweep.pair_axis)});
   }
-  store_.add_sweep(record, jobs);
-  const auto settings = SweepSettings::of(store_.sweeps(record.sweep_id).at(0).sequence, sweep);
+  return prepared;
+}
+
+SweepSettings Requests::store_sweep(const PreparedSubmission& prepared) {
+  for (const auto& warning : prepared.warnings) log::warn("sweep {}: {}", prepared.sweep.name, warning);
+  return SweepSettings::of(store_.insert_sweep(prepared.record), prepared.sweep);
+}
+
+void Requests::queue_jobs(const PreparedSubmission& prepared, std::size_t begin, std::size_t end,
+                          const SweepSettings& settings) {
+  const std::span jobs(prepared.jobs.data() + begin, end - begin);
+  store_.insert_jobs(prepared.record.sweep_id, jobs, prepared.record.created_at);
   for (const auto& job : jobs) {
-    registry_.add({job.job_id, record.sweep_id, job.config_key, job.runner, "queued", "", job.ordinal, job.repeat,
-                   job.gpus, 0, job.max_attempts, job.document},
+    registry_.add({job.job_id, prepared.record.sweep_id, job.config_key, job.runner, "queued", "", job.ordinal,
+                   job.repeat, job.gpus, 0, job.max_attempts, job.document},
                   settings);
   }
-  log::info("sweep {} submitted: {} jobs ({} configurations x {} repeats)", record.sweep_id, jobs.size(),
-            sweep.configurations, sweep.repeats);
+}
+
+Submission Requests::submitted(const PreparedSubmission& prepared) {
+  const auto& sweep = prepared.sweep;
+  log::info("sweep {} submitted: {} jobs ({} configurations x {} repeats)", prepared.record.sweep_id,
+            prepared.jobs.size(), sweep.configurations, sweep.repeats);
   registry_.dispatch();
-  return {record.sweep_id, sweep.name, jobs.size(), sweep.configurations, std::move(warnings)};
+  return {prepared.record.sweep_id, sweep.name, prepared.jobs.size(), sweep.configurations, prepared.warnings};
+}
+
+Submission Requests::submit(const nlohmann::json& spec, const std::string& origin, const std::string& submitter,
+                            const std::vector<nlohmann::json>& also_known) {
+  const auto prepared = prepare_submission(spec, origin, submitter, submission_context(also_known));
+  batch_.open();
+  const auto settings = store_sweep(prepared);
+  queue_jobs(prepared, 0, prepared.jobs.size(), settings);
+  return submitted(prepared);
+}
+
+nlohmann::json submitted_message(const Submission& submitted) {
+  return wire::make_message("submitted", {{"sweep_id", submitted.sweep_id},
+                                          {"name", submitted.name},
+                                          {"jobs", submitted.jobs},
+                                          {"configurations", submitted.configurations},
+                                          {"warnings", submitted.warnings}});
+}
+
+asio::awaitable<Submission> Requests::submit_in_turns(const nlohmann::json& spec, const std::string& origin,
+                                                      const std::string& submitter, asio::thread_pool& pool,
+                                                      Turns& turns) {
+  SubmissionContext context;
+  co_await turns.run([&] { context = submission_context({}); });
+  // Expanded and each job validated off the loop.
+  auto prepared = co_await asio::co_spawn(
+      pool,
+      [&]() -> asio::awaitable<PreparedSubmission> { co_return prepare_submission(spec, origin, submitter, context); },
+      asio::use_awaitable);
+  // Stored and queued a chunk a turn, in one transaction: committed whole.
+  batch_.hold();
+  try {
+    SweepSettings settings;
+    co_await turns.run([&] { settings = store_sweep(prepared); });
+    for (std::size_t begin = 0; begin < prepared.jobs.size(); begin += submission_chunk) {
+      const auto end = std::min(prepared.jobs.size(), begin + submission_chunk);
+      co_await turns.run([&] { queue_jobs(prepared, begin, end, settings); });
+    }
+  } catch (...) {
+    batch_.release();
+    throw;
+  }
+  batch_.release();
+  co_return submitted(prepared);
 }
 
 std::size_t Requests::cancel(const std::string& sweep, const std::string& job, store::Store::CancelScope scope) {
-  const auto sweep_id = sweep.empty() ? std::string() : sweep_id_of(sweep);
+  return registry_.cancel(cancelled_sweep_id(sweep, job), job, scope);
+}
+
+std::string Requests::cancelled_sweep_id(const std::string& sweep, const std::string& job) {
   if (sweep.empty() && !store_.job(job)) throw InvalidInput("job", "no job with id '" + job + "'");
-  return registry_.cancel(sweep_id, job, scope);
+  return sweep.empty() ? std::string() : sweep_id_of(sweep);
+}
+
+asio::awaitable<std::size_t> Requests::cancel_in_turns(const std::string& sweep, const std::string& job, Turns& turns) {
+  std::string sweep_id;
+  std::vector<std::pair<std::string, std::string>> cancelled;
+  co_await turns.run([&] {
+    sweep_id = cancelled_sweep_id(sweep, job);
+    cancelled = registry_.cancellable(sweep_id, job, store::Store::CancelScope::unfinished);
+  });
+  // Cancelled a chunk a turn, in one transaction: committed whole.
+  const auto now = utc_timestamp();
+  batch_.hold();
+  try {
+    for (std::size_t begin = 0; begin < cancelled.size(); begin += submission_chunk) {
+      const auto chunk = std::span(cancelled).subspan(begin, std::min(submission_chunk, cancelled.size() - begin));
+      co_await turns.run([&] { registry_.cancel_some(chunk, now); });
+    }
+    std::size_t count = 0;
+    co_await turns.run([&] { count = registry_.cancel_closed(sweep_id, job, cancelled.size(), now); });
+    batch_.release();
+    co_return count;
+  } catch (...) {
+    batch_.release();
+    throw;
+  }
 }
 
 std::pair<std::string, std::vector<std::string>> Requests::rerun(const std::string& sweep,
@@ -110,20 +200,21 @@ std::pair<std::string, std::vector<std::string>> Requests::rerun(const std::stri
   return {sweep_id, ids};
 }
 
-nlohmann::json Requests::answer(const std::string& type, const nlohmann::json& request) {
-  if (type == "status") return status_reply(request.value("sweep", ""));
+asio::awaitable<nlohmann::json> Requests::answer(const std::string& type, const nlohmann::json& request,
+                                                 asio::thread_pool& pool, Turns& turns) {
   if (type == "submit") {
-    const auto submitted =
-        submit(request.at("sweep"), request.value("origin", "submitted sweep"), request.value("submitter", ""));
-    return wire::make_message("submitted", {{"sweep_id", submitted.sweep_id},
-                                            {"name", submitted.name},
-                                            {"jobs", submitted.jobs},
-                                            {"configurations", submitted.configurations},
-                                            {"warnings", submitted.warnings}});
+    co_return submitted_message(co_await submit_in_turns(
+        request.at("sweep"), request.value("origin", "submitted sweep"), request.value("submitter", ""), pool, turns));
   }
   if (type == "cancel") {
-    return wire::make_message("cancelled", {{"jobs", cancel(request.value("sweep", ""), request.value("job", ""))}});
+    const auto jobs = co_await cancel_in_turns(request.value("sweep", ""), request.value("job", ""), turns);
+    co_return wire::make_message("cancelled", {{"jobs", jobs}});
   }
+  co_return answer_at_once(type, request);
+}
+
+nlohmann::json Requests::answer_at_once(const std::string& type, const nlohmann::json& request) {
+  if (type == "status") return status_reply(request.value("sweep", ""), request.value("agents", true));
   if (type == "rerun") {
     const auto [sweep_id, jobs] = rerun(request.at("sweep"), request.at("configurations"), request.at("runs"));
     return wire::make_message("rerun_queued", {{"sweep_id", sweep_id}, {"jobs", jobs}});
@@ -151,7 +242,7 @@ std::string Requests::sweep_id_of(const std::string& id_or_name) {
   return *found;
 }
 
-nlohmann::json Requests::status_reply(const std::string& sweep) {
+nlohmann::json Requests::status_reply(const std::string& sweep, bool with_agents) {
   // The sweep asked for, or every active sweep and the last few finished ones.
   nlohmann::json sweeps = nlohmann::json::array();
   for (const auto& summary : store_.sweeps(sweep.empty() ? std::string() : sweep_id_of(sweep), finished_sweeps_shown)) {
@@ -165,19 +256,14 @@ nlohmann::json Requests::status_reply(const std::string& sweep) {
                       {"cost", summary.cost ? nlohmann::json(*summary.cost) : nlohmann::json(nullptr)}});
     if (auto pairs = store_.adaptive_pairs(summary.sweep_id); !pairs.empty()) sweeps.back()["adaptive"] = pairs;
   }
+  if (!with_agents) return wire::make_message("status_reply", {{"sweeps", sweeps}});
   nlohmann::json agents = nlohmann::json::array();
   const auto now = std::chrono::steady_clock::now();
   for (const auto& [name, session] : agents_.all()) {
-    const auto& capabilities = session.capabilities;
-    agents.push_back({{"name", name},
-                      {"address", session.connection->peer()},
-                      {"hostname", capabilities.value("hostname", "")},
-                      {"cpu_cores", capabilities.value("cpu_cores", 0)},
-                      {"gpus", capabilities.contains("gpus") ? capabilities["gpus"].size() : 0},
-                      {"labels", session.labels},
-                      {"runners", capabilities.value("runners", nlohmann::json::array())},
-                      {"connected_s", std::chrono::duration<double>(now - session.connected_at).count()},
-                      {"running", registry_.running_on(name)}});
+    auto entry = session.described;
+    entry["connected_s"] = std::chrono::duration<double>(now - session.connected_at).count();
+    entry["running"] = registry_.running_on(name);
+    agents.push_back(std::move(entry));
   }
   return wire::make_message("status_reply",
                             {{"sweeps", sweeps}, {"agents", agents}, {"joining", joining_.describe(now)}});

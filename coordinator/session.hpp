@@ -9,13 +9,17 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
+#include "coordinator/agent_message.hpp"
 #include "coordinator/connected_agents.hpp"
 #include "coordinator/job_registry.hpp"
 #include "coordinator/joining_peers.hpp"
 #include "coordinator/metrics.hpp"
 #include "coordinator/requests.hpp"
+#include "coordinator/turns.hpp"
 #include "coordinator/write_batch.hpp"
 #include "shared/wire/connection.hpp"
 
@@ -41,6 +45,12 @@ struct SessionParts {
   Requests& requests;
   JoiningPeers& joining;
   Metrics* metrics;  // null without --metrics-listen
+  // Where agents' messages are parsed, validated and prepared for the store
+  // off the loop (agent_message.hpp), and the loop's turns that act on results.
+  asio::thread_pool& readers;
+  Turns& turns;
+  const std::optional<store::ArtifactFiles>& artifacts;  // beside the store: the traces shipped with results
+  std::set<std::string>& lists_asked;                    // model lists an agent's welcome asked for, not yet answered
 };
 
 class Session {
@@ -54,15 +64,23 @@ class Session {
   void stop() { connection_->stop(); }
 
  private:
-  // The peer's first message, within the handshake timeout of silence; the
-  // connection is among the joining peers (status) while it arrives.
-  asio::awaitable<nlohmann::json> receive_hello();
+  // A message of the handshake (the hello, an agent's model lists), within
+  // the handshake timeout of silence; the connection is among the joining
+  // peers (status) while it arrives.
+  asio::awaitable<nlohmann::json> receive_while_joining();
   // Challenges the peer for the token; returns the coordinator's proof for
   // the welcome. Throws ts::InvalidInput when the peer's answer is wrong.
   asio::awaitable<std::string> authenticate(const nlohmann::json& hello);
-  asio::awaitable<void> serve_agent(const nlohmann::json& hello);
+  // Keeps the model lists an agent's `capabilities` carry inline, leaving
+  // their digests (shared/model_lists.hpp); returns the digests it names
+  // whose lists the store lacks, which the welcome asks for.
+  std::vector<std::string> keep_model_lists(nlohmann::json& capabilities);
+  // The agent's lists message with those lists, each checked against its digest.
+  asio::awaitable<void> receive_model_lists(const std::vector<std::string>& missing);
+  // `capabilities`: the hello's, model lists by digest.
+  asio::awaitable<void> serve_agent(const nlohmann::json& hello, nlohmann::json capabilities);
   asio::awaitable<void> serve_client();
-  void on_agent_message(const std::string& agent, const std::string& type, const nlohmann::json& message);
+  asio::awaitable<void> on_agent_message(const std::string& agent, AgentMessage read);
 
   std::shared_ptr<wire::Connection> connection_;
   const SessionSettings& settings_;

@@ -18,7 +18,19 @@ void WriteBatch::open() {
   database_.execute("BEGIN IMMEDIATE");
   open_ = true;
   boost::asio::post(io_, [this] {
-    if (open_) commit();
+    if (open_ && holds_ == 0) commit();
+  });
+}
+
+void WriteBatch::hold() {
+  open();
+  ++holds_;
+}
+
+void WriteBatch::release() {
+  if (holds_ == 0 || --holds_ > 0) return;
+  boost::asio::post(io_, [this] {
+    if (open_ && holds_ == 0) commit();
   });
 }
 

@@ -29,11 +29,18 @@ class WriteBatch {
   // Commits now; throws store::SqliteError if the commit fails. After SQLite
   // rolled the transaction back itself, commits nothing and runs no action.
   void commit();
+  // Keeps the batch's transaction open until as many release()s: for writes
+  // made in several turns of the loop that must be committed together (a
+  // large submission, stored in chunks: readers never see half a sweep).
+  // What is written meanwhile, and acknowledged after commit, waits for it.
+  void hold();
+  void release();
 
  private:
   boost::asio::io_context& io_;
   store::Database& database_;
   bool open_ = false;
+  int holds_ = 0;
   std::vector<std::function<void()>> waiting_;
 };
 

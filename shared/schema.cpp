@@ -8,6 +8,7 @@
 #include <valijson/schema_parser.hpp>
 #include <valijson/validation_results.hpp>
 #include <valijson/validator.hpp>
+#include <vector>
 
 #include "shared/embedded_files.hpp"
 #include "shared/errors.hpp"
@@ -62,11 +63,26 @@ std::string field_of(const valijson::ValidationResults::Error& error) {
 }  // namespace
 
 struct Validator::Parsed {
-  valijson::Schema schema;
-  // Kept across documents for its cache of compiled "pattern" regexes, whose
-  // construction dominated validation when a validator was made per call.
+  valijson::Schema schema;  // read-only once parsed: shared by every thread
+  // valijson's validators, kept across documents for their caches of
+  // compiled "pattern" regexes (whose construction dominated validation when
+  // one was made per call). A cache is not thread-safe, so each validation
+  // borrows one: threads that validate at once (the coordinator's pool)
+  // each get their own and never wait for each other's documents.
   std::mutex mutex;
-  valijson::Validator validator{valijson::Validator::kStrongTypes};
+  std::vector<std::unique_ptr<valijson::Validator>> idle;
+
+  std::unique_ptr<valijson::Validator> borrow() {
+    const std::lock_guard lock(mutex);
+    if (idle.empty()) return std::make_unique<valijson::Validator>(valijson::Validator::kStrongTypes);
+    auto validator = std::move(idle.back());
+    idle.pop_back();
+    return validator;
+  }
+  void give_back(std::unique_ptr<valijson::Validator> validator) {
+    const std::lock_guard lock(mutex);
+    idle.push_back(std::move(validator));
+  }
 };
 
 std::string_view text(std::string_view name) {
@@ -100,10 +116,10 @@ Validator& Validator::operator=(Validator&&) noexcept = default;
 std::vector<Problem> Validator::problems(const nlohmann::json& document) const {
   valijson::ValidationResults results;
   valijson::adapters::NlohmannJsonAdapter adapter(document);
-  {
-    const std::lock_guard lock(parsed_->mutex);
-    if (parsed_->validator.validate(parsed_->schema, adapter, &results)) return {};
-  }
+  auto validator = parsed_->borrow();
+  const bool valid = validator->validate(parsed_->schema, adapter, &results);
+  parsed_->give_back(std::move(validator));
+  if (valid) return {};
   std::vector<std::pair<std::size_t, Problem>> ranked;
   valijson::ValidationResults::Error error;
   while (results.popError(error)) {

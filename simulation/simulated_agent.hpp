@@ -31,14 +31,25 @@ class SimulatedAgent {
   // `gpus`: how many GPUs to claim (name "NVIDIA H100 80GB HBM3", 80 GB each).
   // `heartbeat`: how often it says it is alive (the coordinator's default
   // interval is 2 s; tests want quicker).
+  // What a fleet of one image says of its runners' models (capabilities
+  // "models" and "environments"): `models` as the hello carries them, with
+  // each list's digest in its place (shared/model_lists.hpp) when `lists`
+  // holds the lists by digest, to send when the welcome asks; with the names
+  // inline otherwise, as agents did before.
+  struct Models {
+    nlohmann::json capabilities = nlohmann::json::object();
+    std::map<std::string, nlohmann::json> lists;
+  };
   SimulatedAgent(boost::asio::io_context& io, wire::Endpoint coordinator, std::string name, int gpus,
-                 std::chrono::milliseconds hold, std::chrono::milliseconds heartbeat = std::chrono::milliseconds(250))
+                 std::chrono::milliseconds hold, std::chrono::milliseconds heartbeat = std::chrono::milliseconds(250),
+                 std::shared_ptr<const Models> models = std::make_shared<const Models>())
       : io_(io),
         coordinator_(std::move(coordinator)),
         name_(std::move(name)),
         gpus_(gpus),
         hold_(hold),
-        heartbeat_(heartbeat) {
+        heartbeat_(heartbeat),
+        models_(std::move(models)) {
     result_template_ = make_result({});
   }
 
@@ -61,19 +72,29 @@ class SimulatedAgent {
       for (int i = 0; i < gpus_; ++i) {
         gpus.push_back({{"index", i}, {"name", "NVIDIA H100 80GB HBM3"}, {"memory_bytes", int64_t{80} << 30}});
       }
+      nlohmann::json capabilities{{"hostname", name_},
+                                  {"cpu_cores", 2},
+                                  {"memory_bytes", int64_t{1} << 34},
+                                  {"gpus", gpus},
+                                  {"runners", {"libtorch"}}};
+      capabilities.update(models_->capabilities);
       connection_->send(wire::make_message("hello", {{"role", "agent"},
                                                      {"name", name_},
                                                      {"version", std::string(version::number())},
-                                                     {"capabilities",
-                                                      {{"hostname", name_},
-                                                       {"cpu_cores", 2},
-                                                       {"memory_bytes", int64_t{1} << 34},
-                                                       {"gpus", gpus},
-                                                       {"runners", {"libtorch"}}}}}));
-      asio::co_spawn(io_, heartbeats(connection_), asio::detached);
+                                                     {"capabilities", capabilities}}));
       while (!connection_->stopped()) {
         const auto message = co_await connection_->receive();
         if (message.at("type") == "assign") asio::co_spawn(io_, answer(message), asio::detached);
+        if (message.at("type") == "welcome") {
+          // The lists the coordinator lacks come first, then the heartbeats.
+          if (message.contains("send_lists")) {
+            nlohmann::json asked = nlohmann::json::object();
+            for (const auto& digest : message.at("send_lists"))
+              asked[digest.get<std::string>()] = models_->lists.at(digest);
+            connection_->send(wire::make_message("lists", {{"lists", asked}}));
+          }
+          asio::co_spawn(io_, heartbeats(connection_), asio::detached);
+        }
       }
     } catch (const std::exception&) {
       // The coordinator went away or the run ended.
@@ -128,6 +149,7 @@ class SimulatedAgent {
   std::shared_ptr<wire::Connection> connection_;
   std::set<int64_t> in_use_;
   std::chrono::milliseconds heartbeat_;
+  std::shared_ptr<const Models> models_;
   std::map<std::string, int64_t> attempts_;  // running job -> attempt, for the heartbeats
   std::size_t running_ = 0;
   SimulatedAgentStats stats_;

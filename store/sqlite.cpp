@@ -108,6 +108,8 @@ void Database::execute(std::string_view sql) {
 
 Statement Database::prepare(std::string_view sql) { return Statement(handle_.get(), sql); }
 
+int64_t Database::last_insert_rowid() const noexcept { return sqlite3_last_insert_rowid(handle_.get()); }
+
 bool Database::in_transaction() const noexcept { return sqlite3_get_autocommit(handle_.get()) == 0; }
 
 int64_t Database::user_version() {

@@ -45,6 +45,8 @@ class Database {
   int64_t user_version();
   void set_user_version(int64_t version);
   // Whether a transaction is open (false after SQLite rolled one back itself).
+  // The rowid of the last row this connection inserted.
+  int64_t last_insert_rowid() const noexcept;
   bool in_transaction() const noexcept;
   sqlite3* handle() const noexcept { return handle_.get(); }
 

@@ -1,10 +1,10 @@
 #include "store/store.hpp"
 
-#include <algorithm>
+#include <type_traits>
+#include <variant>
 
 #include "shared/errors.hpp"
 #include "shared/job_fields.hpp"
-#include "shared/schema.hpp"
 #include "shared/timestamp.hpp"
 #include "store/migrations.hpp"
 #include "store/result_columns.hpp"
@@ -39,25 +39,6 @@ std::vector<int> parameters_of(const Statement& insert) {
   return indices;
 }
 
-// Binds one summary value, checked against its column's type and nullability.
-void bind_value(Statement& insert, int parameter, const Column& column, const nlohmann::json& value) {
-  const auto field = "summary." + column.name;
-  if (value.is_null()) {
-    if (!column.nullable) throw InvalidInput(field, "a value: the column cannot be empty");
-    insert.bind(parameter, nullptr);
-  } else if (column.type == "int64" && value.is_number_integer()) {
-    insert.bind(parameter, value.get<int64_t>());
-  } else if (column.type == "float64" && value.is_number()) {
-    insert.bind(parameter, value.get<double>());
-  } else if (column.type == "bool" && value.is_boolean()) {
-    insert.bind(parameter, int64_t{value.get<bool>() ? 1 : 0});
-  } else if ((column.type == "string" || column.type == "timestamp") && value.is_string()) {
-    insert.bind(parameter, value.get<std::string>());
-  } else {
-    throw InvalidInput(field, column.type + " or null (schemas/result_columns.json), not " + value.dump());
-  }
-}
-
 }  // namespace
 
 Store::Store(const std::string& path)
@@ -84,16 +65,26 @@ Store::Store(const std::string& path)
 
 void Store::add_sweep(const SweepRecord& sweep, const std::vector<JobRecord>& jobs) {
   Transaction transaction(database_);
-  database_.prepare("INSERT INTO sweeps (sweep_id, name, spec, submitter, priority, created_at) VALUES (?,?,?,?,?,?)")
-      .bind_all(sweep.sweep_id, sweep.name, sweep.spec.dump(), sweep.submitter, sweep.priority, sweep.created_at)
-      .run();
-  auto tag = database_.prepare("INSERT OR IGNORE INTO sweep_tags (sweep_id, tag) VALUES (?, ?)");
-  for (const auto& name : sweep.tags) tag.bind_all(sweep.sweep_id, name).run();
+  insert_sweep(sweep);
   insert_jobs(sweep.sweep_id, jobs, sweep.created_at);
   transaction.commit();
 }
 
+int64_t Store::insert_sweep(const SweepRecord& sweep) {
+  database_.prepare("INSERT INTO sweeps (sweep_id, name, spec, submitter, priority, created_at) VALUES (?,?,?,?,?,?)")
+      .bind_all(sweep.sweep_id, sweep.name, sweep.spec.dump(), sweep.submitter, sweep.priority, sweep.created_at)
+      .run();
+  const auto sequence = database_.last_insert_rowid();
+  auto tag = database_.prepare("INSERT OR IGNORE INTO sweep_tags (sweep_id, tag) VALUES (?, ?)");
+  for (const auto& name : sweep.tags) tag.bind_all(sweep.sweep_id, name).run();
+  return sequence;
+}
+
 bool Store::ingest_result(const nlohmann::json& result, const std::string& agent) {
+  return ingest_result(prepare_result(result), agent);
+}
+
+bool Store::ingest_result(const PreparedResult& result, const std::string& agent) {
   Transaction transaction(database_);
   const bool stored = insert_result(result, agent);
   transaction.commit();
@@ -101,6 +92,13 @@ bool Store::ingest_result(const nlohmann::json& result, const std::string& agent
 }
 
 std::size_t Store::ingest_results(const std::vector<nlohmann::json>& results, const std::string& agent) {
+  std::vector<PreparedResult> prepared;
+  prepared.reserve(results.size());
+  for (const auto& result : results) prepared.push_back(prepare_result(result));
+  return ingest_results(prepared, agent);
+}
+
+std::size_t Store::ingest_results(const std::vector<PreparedResult>& results, const std::string& agent) {
   Transaction transaction(database_);
   std::size_t stored = 0;
   for (const auto& result : results) stored += insert_result(result, agent) ? 1 : 0;
@@ -108,8 +106,7 @@ std::size_t Store::ingest_results(const std::vector<nlohmann::json>& results, co
   return stored;
 }
 
-void Store::insert_jobs(const std::string& sweep_id, const std::vector<JobRecord>& jobs,
-                        const std::string& created_at) {
+void Store::insert_jobs(const std::string& sweep_id, std::span<const JobRecord> jobs, const std::string& created_at) {
   auto insert = database_.prepare(
       "INSERT INTO jobs (job_id, sweep_id, ordinal, config_key, repeat, runner, gpus, document, max_attempts, "
       "created_at, purpose, pair_key) VALUES (?,?,?,?,?,?,?,?,?,?,?,NULLIF(?,''))");
@@ -121,64 +118,33 @@ void Store::insert_jobs(const std::string& sweep_id, const std::vector<JobRecord
   }
 }
 
-bool Store::insert_result(const nlohmann::json& result, const std::string& agent) {
-  static const schema::Validator validator("result.schema.json");
-  validator.validate(result);
-  const auto& job = result.at("job");
-  if (!job.contains("job_id")) throw InvalidInput("job.job_id", "a stored result needs the id of its job");
-  if (!result.contains("summary")) {
-    throw InvalidInput("summary",
-                       "the judge's summary (agent/judge/summary.hpp): a runner's raw document is stored once an "
-                       "agent or `torchsweep judge` has judged it");
-  }
-  const auto& summary = result.at("summary");
+bool Store::insert_result(const PreparedResult& result, const std::string& agent) {
   const auto& columns = result_columns().columns;
-  std::size_t from_summary = 0;
   for (std::size_t c = 0; c < columns.size(); ++c) {
-    const auto& column = columns[c];
     const int parameter = result_parameters_[c];
-    if (column.name == "agent") {
+    if (columns[c].name == "agent") {
       insert_result_.bind(parameter, agent);
-    } else if (column.name == "received_at") {
+    } else if (columns[c].name == "received_at") {
       insert_result_.bind(parameter, utc_timestamp());
-    } else if (const auto value = summary.find(column.name); value != summary.end()) {
-      bind_value(insert_result_, parameter, column, *value);
-      ++from_summary;
     } else {
-      throw InvalidInput("summary." + column.name, "its value or null (the judge gives every column)");
+      std::visit(
+          [&](const auto& value) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::monostate>) {
+              insert_result_.bind(parameter, nullptr);
+            } else {
+              insert_result_.bind(parameter, value);
+            }
+          },
+          result.values.at(c));
     }
-  }
-  if (summary.size() != from_summary) {  // a key beside the columns: named, found only on this error's path
-    for (const auto& [name, value] : summary.items()) {
-      const auto known = std::find_if(columns.begin(), columns.end(), [&](const Column& c) { return c.name == name; });
-      if (known == columns.end() || known->filled_by_store) {
-        throw InvalidInput("summary." + name, "a column of the store's results table (schemas/result_columns.json)");
-      }
-    }
-  }
-  const auto job_id = job.at("job_id").get<std::string>();
-  const auto attempt = job_fields::get<int64_t>(job, "attempt");
-  if (summary.at("job_id") != job_id || summary.at("attempt") != attempt) {
-    throw InvalidInput("summary.job_id", "the job's id and attempt, " + job_id + " attempt " + std::to_string(attempt) +
-                                             ": a summary of another result");
   }
   insert_result_.run();
   if (insert_result_.changes() == 0) return false;  // (job_id, attempt) already stored
-  insert_document_.bind_all(job_id, attempt, result.dump()).run();
-  // The coordinator marks a trace stored once its file is among the artifacts (docs/explain.md).
-  if (const auto trace = result.value(nlohmann::json::json_pointer("/profile/trace"), nlohmann::json());
-      trace.is_object() && trace.value("stored", false)) {
-    insert_artifact_.bind_all(job_id, attempt, trace.at("sha256").get<std::string>(), trace.at("bytes").get<int64_t>())
-        .run();
-  }
-  if (result.contains("timing")) {
-    const auto& timing = result.at("timing");
-    const auto& epochs = timing.at("epoch_seconds");
-    const auto& steps = timing.at("step_seconds");
-    for (std::size_t e = 0; e < epochs.size(); ++e) {
-      const auto step_seconds = e < steps.size() ? steps[e].dump() : std::string("[]");
-      insert_epoch_.bind_all(job_id, attempt, static_cast<int64_t>(e), epochs[e].get<double>(), step_seconds).run();
-    }
+  insert_document_.bind_all(result.job_id, result.attempt, result.document).run();
+  if (result.trace)
+    insert_artifact_.bind_all(result.job_id, result.attempt, result.trace->sha256, result.trace->bytes).run();
+  for (const auto& epoch : result.epochs) {
+    insert_epoch_.bind_all(result.job_id, result.attempt, epoch.epoch, epoch.seconds, epoch.step_seconds).run();
   }
   return true;
 }
@@ -206,17 +172,22 @@ void Store::job_finished(const std::string& job_id, const std::string& state, co
   transaction.commit();
 }
 
-std::vector<std::pair<std::string, std::string>> Store::cancel(const std::string& sweep_id, const std::string& job_id,
-                                                               CancelScope scope) {
-  Transaction transaction(database_);
-  std::vector<std::pair<std::string, std::string>> cancelled;
+std::vector<std::pair<std::string, std::string>> Store::cancellable(const std::string& sweep_id,
+                                                                    const std::string& job_id, CancelScope scope) {
+  std::vector<std::pair<std::string, std::string>> jobs;
   auto select = database_.prepare(
       "SELECT job_id, state FROM jobs WHERE (state = 'queued' OR (state = 'running' AND ?3)) AND "
       "(sweep_id = ?1 OR job_id = ?2) ORDER BY ordinal");
   select.bind_all(sweep_id, job_id, int64_t{scope == CancelScope::unfinished});
-  while (select.step()) cancelled.emplace_back(select.text(0), select.text(1));
-  const auto now = utc_timestamp();
-  for (const auto& [id, state] : cancelled) job_finished_.bind_all(id, "cancelled", "cancelled", now).run();
+  while (select.step()) jobs.emplace_back(select.text(0), select.text(1));
+  return jobs;
+}
+
+void Store::mark_cancelled(std::span<const std::pair<std::string, std::string>> jobs, const std::string& now) {
+  for (const auto& [id, state] : jobs) job_finished_.bind_all(id, "cancelled", "cancelled", now).run();
+}
+
+void Store::close_cancelled(const std::string& sweep_id, const std::string& job_id, const std::string& now) {
   if (job_id.empty()) {
     database_
         .prepare("UPDATE sweeps SET state = 'cancelled', finished_at = ?2 WHERE sweep_id = ?1 AND state = 'active'")
@@ -225,8 +196,6 @@ std::vector<std::pair<std::string, std::string>> Store::cancel(const std::string
   } else {
     close_sweep_.bind_all(job_id, now).run();
   }
-  transaction.commit();
-  return cancelled;
 }
 
 std::optional<std::string> find_sweep(Database& database, const std::string& id_or_name) {
@@ -399,6 +368,30 @@ void Store::record_agent(const std::string& name, const nlohmann::json& capabili
 }
 
 std::vector<nlohmann::json> Store::agent_capabilities() { return store::agent_capabilities(database_); }
+
+bool Store::has_model_list(const std::string& digest) {
+  if (!model_list_digests_) {
+    model_list_digests_.emplace();
+    auto select = database_.prepare("SELECT digest FROM model_lists");
+    while (select.step()) model_list_digests_->insert(select.text(0));
+  }
+  return model_list_digests_->contains(digest);
+}
+
+void Store::record_model_list(const std::string& digest, const nlohmann::json& names) {
+  if (has_model_list(digest)) return;
+  database_.prepare("INSERT OR IGNORE INTO model_lists (digest, names) VALUES (?, ?)")
+      .bind_all(digest, names.dump())
+      .run();
+  model_list_digests_->insert(digest);
+}
+
+std::map<std::string, std::vector<std::string>> model_lists(Database& database) {
+  auto select = database.prepare("SELECT digest, names FROM model_lists");
+  std::map<std::string, std::vector<std::string>> lists;
+  while (select.step()) lists[select.text(0)] = nlohmann::json::parse(select.text(1)).get<std::vector<std::string>>();
+  return lists;
+}
 
 std::vector<nlohmann::json> agent_capabilities(Database& database) {
   auto select = database.prepare("SELECT capabilities FROM agents");

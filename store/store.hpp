@@ -5,9 +5,12 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "store/prepared_result.hpp"
 #include "store/sqlite.hpp"
 
 namespace ts::store {
@@ -64,6 +67,11 @@ class Store {
 
   // A sweep and all its jobs, in one transaction.
   void add_sweep(const SweepRecord& sweep, const std::vector<JobRecord>& jobs);
+  // The same in parts, for a caller that holds the write transaction across
+  // them (the coordinator's write batch): the sweep's row and tags, returning
+  // its sequence (rowid); then its jobs, a chunk at a time.
+  int64_t insert_sweep(const SweepRecord& sweep);
+  void insert_jobs(const std::string& sweep_id, std::span<const JobRecord> jobs, const std::string& created_at);
 
   // Validates `result` against schemas/result.schema.json and stores it with
   // its epoch and step times: its row from its judged summary
@@ -71,8 +79,13 @@ class Store {
   // result for its (job_id, attempt) is already stored. Throws
   // ts::InvalidInput naming the field of an invalid document.
   bool ingest_result(const nlohmann::json& result, const std::string& agent);
+  // The same for a result prepared already (prepared_result.hpp, on any
+  // thread): only the writer's part, binding and stepping.
+  bool ingest_result(const PreparedResult& result, const std::string& agent);
   // The same for many results in one transaction; returns how many were new.
+  // Nothing is stored when one of them is invalid.
   std::size_t ingest_results(const std::vector<nlohmann::json>& results, const std::string& agent);
+  std::size_t ingest_results(const std::vector<PreparedResult>& results, const std::string& agent);
 
   // Job states, as the coordinator changes them (docs/store.md).
   void job_started(const std::string& job_id, int64_t attempt, const std::string& agent);
@@ -84,11 +97,15 @@ class Store {
   // Which jobs a cancel takes: every unfinished one, or only those that have
   // not started (a time box lets the runs in flight finish).
   enum class CancelScope { unfinished, unstarted };
-  // Marks the queued (and, unless `scope` says unstarted, running) jobs of a
-  // sweep (or one job) cancelled, and a whole sweep cancelled; returns their
-  // ids with the state each had.
-  std::vector<std::pair<std::string, std::string>> cancel(const std::string& sweep_id, const std::string& job_id = "",
-                                                          CancelScope scope = CancelScope::unfinished);
+  // A cancel, in parts, for a caller that holds the write transaction across
+  // them: the queued (and, unless `scope` says unstarted, running) jobs of a
+  // sweep (or one job), with the state each had; those marked cancelled a
+  // chunk at a time (at `now`); then the sweep cancelled (a whole sweep's),
+  // or done if that job was its last.
+  std::vector<std::pair<std::string, std::string>> cancellable(const std::string& sweep_id, const std::string& job_id,
+                                                               CancelScope scope);
+  void mark_cancelled(std::span<const std::pair<std::string, std::string>> jobs, const std::string& now);
+  void close_cancelled(const std::string& sweep_id, const std::string& job_id, const std::string& now);
 
   // The id of a sweep given by id, or by name (the newest of that name).
   std::optional<std::string> resolve_sweep(const std::string& id_or_name) { return find_sweep(database_, id_or_name); }
@@ -118,14 +135,18 @@ class Store {
   nlohmann::json adaptive_pairs(const std::string& sweep_id);
   bool has_result(const std::string& job_id, int64_t attempt);
   void record_agent(const std::string& name, const nlohmann::json& capabilities, const nlohmann::json& labels);
-  // The capabilities every agent ever seen reported last.
+  // The capabilities every agent ever seen reported last (model lists by
+  // digest where the agent sent them so: model_lists below).
   std::vector<nlohmann::json> agent_capabilities();
+  // Agents' model lists, each kept once by its digest (shared/model_lists.hpp).
+  bool has_model_list(const std::string& digest);
+  // Keeps `names` as `digest` (the caller checked it) unless it is kept already.
+  void record_model_list(const std::string& digest, const nlohmann::json& names);
 
   Database& database() { return database_; }
 
  private:
-  bool insert_result(const nlohmann::json& result, const std::string& agent);
-  void insert_jobs(const std::string& sweep_id, const std::vector<JobRecord>& jobs, const std::string& created_at);
+  bool insert_result(const PreparedResult& result, const std::string& agent);
 
   std::string path_;
   Database database_;
@@ -133,10 +154,13 @@ class Store {
   std::vector<int> result_parameters_;  // per column of store::result_columns(), its parameter in insert_result_
   Statement insert_document_, insert_epoch_, insert_artifact_;
   Statement job_started_, job_requeued_, job_finished_, close_sweep_, has_result_;
+  std::optional<std::set<std::string>> model_list_digests_;  // read at first use; this writer adds to it
 };
 
 // The capabilities every agent ever seen reported last, from any connection
 // to the store (the coordinator's, a reader's read-only one).
 std::vector<nlohmann::json> agent_capabilities(Database& database);
+// The model lists agents sent, by digest (shared/model_lists.hpp).
+std::map<std::string, std::vector<std::string>> model_lists(Database& database);
 
 }  // namespace ts::store

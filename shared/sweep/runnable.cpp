@@ -3,6 +3,7 @@
 #include "shared/closest_names.hpp"
 #include "shared/errors.hpp"
 #include "shared/job_fields.hpp"
+#include "shared/model_lists.hpp"
 
 namespace ts::sweep {
 namespace {
@@ -16,14 +17,28 @@ const std::map<std::string, std::string>& checked_fields() {
 
 }  // namespace
 
-KnownRunners known_runners(const std::vector<nlohmann::json>& capabilities) {
+KnownRunners known_runners(const std::vector<nlohmann::json>& capabilities, const ModelLists& lists) {
   KnownRunners known;
+  // A digest's names are merged once per place: a fleet of one image repeats it on every agent.
+  std::set<std::pair<const void*, std::string>> merged;
+  const auto merge = [&](std::set<std::string>& into, const nlohmann::json& names) {
+    if (model_lists::is_digest(names)) {
+      const auto& digest = names.get_ref<const std::string&>();
+      const auto found = lists.find(digest);
+      if (found == lists.end() || !merged.insert({&into, digest}).second) return;
+      into.insert(found->second.begin(), found->second.end());
+      return;
+    }
+    for (const auto& name : names) into.insert(name.get<std::string>());
+  };
   for (const auto& agent : capabilities) {
     for (const auto& runner : agent.value("runners", std::vector<std::string>{})) known.runners[runner];
     for (const auto& [field, key] : checked_fields()) {
       const auto listed = agent.value(key, nlohmann::json::object());
       for (const auto& [runner, values] : listed.items()) {
-        for (const auto& value : values) known.runners[runner][field].insert(value.get<std::string>());
+        // A list not at hand checks nothing, rather than refusing every name.
+        if (model_lists::is_digest(values) && !lists.contains(values.get<std::string>())) continue;
+        merge(known.runners[runner][field], values);
       }
     }
     const auto environments = agent.value("environments", nlohmann::json::object());
@@ -31,9 +46,7 @@ KnownRunners known_runners(const std::vector<nlohmann::json>& capabilities) {
       auto& runners = known.environments[name];
       for (const auto& [runner, versions] : environment.at("runners").items()) runners[runner];
       const auto models = environment.value("models", nlohmann::json::object());
-      for (const auto& [runner, names] : models.items()) {
-        for (const auto& model : names) runners[runner].insert(model.get<std::string>());
-      }
+      for (const auto& [runner, names] : models.items()) merge(runners[runner], names);
     }
   }
   return known;

@@ -25,9 +25,14 @@ struct KnownRunners {
   std::map<std::string, std::map<std::string, std::set<std::string>>> environments;
 };
 
+// Model lists by digest (shared/model_lists.hpp): digest -> names.
+using ModelLists = std::map<std::string, std::vector<std::string>>;
+
 // The runners and what they run in agents' capabilities ("runners",
 // "models", "modes", "precisions", "environments"), merged over the agents.
-KnownRunners known_runners(const std::vector<nlohmann::json>& capabilities);
+// A model list given by its digest is read from `lists` (one missing there
+// is as if not listed).
+KnownRunners known_runners(const std::vector<nlohmann::json>& capabilities, const ModelLists& lists = {});
 
 // Throws ts::InvalidInput(FIELD, ...) naming the value, the runner and what
 // it runs for the first job no runner of its name can run, or whose `env`

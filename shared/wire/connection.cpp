@@ -68,13 +68,15 @@ asio::awaitable<void> Connection::write_counted(asio::const_buffer buffer) {
   }
 }
 
-asio::awaitable<nlohmann::json> Connection::receive() {
+asio::awaitable<std::string> Connection::receive_payload() {
   FrameHeader header{};
   co_await read_counted(asio::buffer(header));
   std::string payload(payload_length(header, limits_.max_frame_bytes), '\0');
   co_await read_counted(asio::buffer(payload));
-  co_return decode_payload(payload);
+  co_return payload;
 }
+
+asio::awaitable<nlohmann::json> Connection::receive() { co_return decode_payload(co_await receive_payload()); }
 
 void Connection::send(const nlohmann::json& message) {
   if (stopped_ || closing_) return;
@@ -175,12 +177,17 @@ asio::awaitable<void> silence(Connection& connection, std::chrono::steady_clock:
 }  // namespace
 
 asio::awaitable<nlohmann::json> receive_within(Connection& connection, std::chrono::steady_clock::duration timeout) {
+  co_return decode_payload(co_await receive_payload_within(connection, timeout));
+}
+
+asio::awaitable<std::string> receive_payload_within(Connection& connection,
+                                                    std::chrono::steady_clock::duration timeout) {
   // wait_for_one, not the || operator: || waits for the first *success*, so a
   // bad frame or a closed peer would only be noticed at the deadline.
   const auto executor = co_await asio::this_coro::executor;
   auto [order, failure, message, silence_ended] =
       co_await asio::experimental::make_parallel_group(
-          asio::co_spawn(executor, connection.receive(), asio::deferred),
+          asio::co_spawn(executor, connection.receive_payload(), asio::deferred),
           asio::co_spawn(executor, silence(connection, timeout), asio::deferred))
           .async_wait(asio::experimental::wait_for_one(), use_awaitable);
   if (order[0] == 1) throw boost::system::system_error(asio::error::timed_out);

@@ -37,6 +37,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The next message. Throws FrameError on a framing violation and
   // boost::system::system_error when the peer is gone or stop() was called.
   asio::awaitable<nlohmann::json> receive();
+  // The next frame's payload, unparsed: for a reader that parses it
+  // elsewhere (the coordinator's pool).
+  asio::awaitable<std::string> receive_payload();
   // Queues `message`; after stop() it is dropped.
   void send(const nlohmann::json& message);
   // Queues `message`, then closes once everything queued has been written.
@@ -88,5 +91,8 @@ std::string peer_address(const asio::ip::tcp::socket& socket);
 // peer's bytes wait to be read (the event loop was busy), or while bytes
 // are still moving either way (a large hello over a slow link), is extended.
 asio::awaitable<nlohmann::json> receive_within(Connection& connection, std::chrono::steady_clock::duration timeout);
+// The same, unparsed (Connection::receive_payload).
+asio::awaitable<std::string> receive_payload_within(Connection& connection,
+                                                    std::chrono::steady_clock::duration timeout);
 
 }  // namespace ts::wire

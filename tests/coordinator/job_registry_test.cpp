@@ -6,6 +6,8 @@
 
 #include <boost/asio.hpp>
 
+#include "shared/wire/protocol.hpp"
+
 namespace ts::coordinator {
 namespace {
 
@@ -52,7 +54,9 @@ class Registry : public ::testing::Test {
     return nlohmann::json::array({{{"job_id", job}, {"attempt", attempt}}});
   }
   nlohmann::json failed(int64_t attempt) {
-    return {{"job_id", "s/0"}, {"attempt", attempt}, {"kind", "crashed"}, {"reason", "boom"}, {"retryable", true}};
+    return wire::make_message(
+        "job_failed",
+        {{"job_id", "s/0"}, {"attempt", attempt}, {"kind", "crashed"}, {"reason", "boom"}, {"retryable", true}});
   }
 
   boost::asio::io_context io_;
@@ -127,12 +131,12 @@ TEST_F(Registry, TheLateOutcomeOfASupersededAttemptIsAcknowledgedAsSuchAndNotCou
   EXPECT_EQ(store_.job("s/0")->state, "queued");
   connect("a2");
   EXPECT_EQ(take("assign"), Sent{"a2 s/0 2"});
-  const auto ack = registry_->outcome("a1", "job_failed", failed(1));
+  const auto ack = registry_->outcome("a1", AgentMessage::read(failed(1), std::nullopt));
   EXPECT_EQ(ack.value("superseded", false), true);
   commit();
   EXPECT_EQ(store_.job("s/0")->state, "running");
   EXPECT_EQ(store_.job("s/0")->agent, "a2");
-  EXPECT_EQ(registry_->outcome("a2", "job_failed", failed(2)).value("superseded", false), false);
+  EXPECT_EQ(registry_->outcome("a2", AgentMessage::read(failed(2), std::nullopt)).value("superseded", false), false);
   commit();
   EXPECT_EQ(store_.job("s/0")->state, "failed");  // attempt 2 of 2
 }

@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -37,6 +38,16 @@ class CoordinatorAndAgents : public testing::Cluster {
     return std::string{static_cast<char>(n >> 24), static_cast<char>(n >> 16), static_cast<char>(n >> 8),
                        static_cast<char>(n)} +
            payload;
+  }
+  // The next frame's message (null when the connection closed first).
+  static nlohmann::json read_frame(int fd) {
+    unsigned char header[4];
+    if (::recv(fd, header, 4, MSG_WAITALL) != 4) return nullptr;
+    const auto length =
+        (uint32_t{header[0]} << 24) | (uint32_t{header[1]} << 16) | (uint32_t{header[2]} << 8) | uint32_t{header[3]};
+    std::string payload(length, '\0');
+    if (::recv(fd, payload.data(), length, MSG_WAITALL) != static_cast<ssize_t>(length)) return nullptr;
+    return nlohmann::json::parse(payload);
   }
   // Everything the coordinator sends until it closes (or 5 s pass).
   static std::string read_until_closed(int fd) {
@@ -130,6 +141,92 @@ TEST_F(CoordinatorAndAgents, AHelloStillArrivingIsJoiningNotTimedOut) {
   ASSERT_EQ(after.exit_code, 0) << after.err;
   EXPECT_EQ(nlohmann::json::parse(after.out).at("joining"), nlohmann::json::array());
   ::close(fd);
+}
+
+// #53 item 4: an agent names its model lists by digest; the coordinator asks
+// for the lists it lacks, once, keeps each once, and submit checks models
+// against them as before. A restarted coordinator still has them.
+TEST_F(CoordinatorAndAgents, AgentsOfOneImageSendEachModelListOnceAndSubmitStillChecksModels) {
+  start_coordinator();
+  const std::vector<std::string> runner{"--runner", "libtorch=" + fake_runner().string()};
+  const auto sent_lists = [&](const std::string& agent) {
+    const auto log = testing::slurp(directory_ / (agent + ".log"));
+    std::size_t count = 0;
+    for (auto at = log.find("sending the coordinator"); at != std::string::npos;
+         at = log.find("sending the coordinator", at + 1))
+      ++count;
+    return count;
+  };
+  start_agent("node-a", runner);
+  ASSERT_TRUE(wait_for([&] { return agent_names() == Names{"node-a"}; }, 20s));
+  start_agent("node-b", runner);
+  ASSERT_TRUE(wait_for([&] { return agent_names() == Names{"node-a", "node-b"}; }, 20s));
+  EXPECT_NE(testing::slurp(directory_ / "node-a.log").find("sending the coordinator 1 model lists it lacks"),
+            std::string::npos);
+  EXPECT_EQ(sent_lists("node-b"), 0u);
+  ASSERT_TRUE(wait_for([&] { return store_rows("SELECT count(*) FROM agents") == "2\n"; }, 10s));
+  EXPECT_EQ(store_rows("SELECT names FROM model_lists"), "[\"mlp\",\"python:*\"]\n");
+  const auto digest = store_rows("SELECT digest FROM model_lists");
+  ASSERT_EQ(digest.rfind("sha256:", 0), 0u) << digest;
+  EXPECT_EQ(store_rows("SELECT count(*) FROM agents WHERE json_extract(capabilities, '$.models.libtorch') = '" +
+                       digest.substr(0, digest.size() - 1) + "'"),
+            "2\n");
+
+  const auto typo = write_file("typo.yaml", "name: typo\naxes:\n  model: [mlp, nosuch]\nfixed: {batch_size: 8}\n");
+  const auto refused = torchsweep({"submit", typo.string(), "--coordinator", endpoint()});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("model: no runner 'libtorch' can run model 'nosuch'"), std::string::npos) << refused.err;
+
+  const int port = port_;
+  coordinator_->signal(SIGKILL);
+  coordinator_->wait_exit(10s);
+  start_coordinator(port);
+  ASSERT_TRUE(wait_for([&] { return agent_names() == Names{"node-a", "node-b"}; }, 30s));
+  EXPECT_EQ(sent_lists("node-a"), 1u);
+  EXPECT_EQ(sent_lists("node-b"), 0u);
+}
+
+// An agent whose lists do not match the digests it named, or that sends
+// something else, is refused naming the list; nothing of it is kept.
+TEST_F(CoordinatorAndAgents, ModelListsThatDoNotHashToTheirDigestsAreRefused) {
+  start_coordinator();
+  const nlohmann::json names = {"mlp", "resnet18"};
+  const auto digest = "sha256:" + std::string(64, 'a');  // not the digest of `names`
+  for (const auto& [answer, field] :
+       {std::pair{nlohmann::json{{"v", 2}, {"type", "lists"}, {"lists", {{digest, names}}}}, "lists." + digest},
+        std::pair{nlohmann::json{{"v", 2}, {"type", "lists"}, {"lists", nlohmann::json::object()}},
+                  std::string("lists")},
+        std::pair{nlohmann::json{{"v", 2}, {"type", "heartbeat"}, {"running", nlohmann::json::array()}},
+                  std::string("type")}}) {
+    const int fd = raw_connection();
+    const auto hello = frame(nlohmann::json{{"v", 2},
+                                            {"type", "hello"},
+                                            {"role", "agent"},
+                                            {"name", "liar"},
+                                            {"version", std::string(version::number())},
+                                            {"capabilities",
+                                             {{"hostname", "liar"},
+                                              {"cpu_cores", 1},
+                                              {"memory_bytes", 0},
+                                              {"gpus", nlohmann::json::array()},
+                                              {"runners", {"libtorch"}},
+                                              {"models", {{"libtorch", digest}}}}}}
+                                 .dump());
+    ASSERT_EQ(::send(fd, hello.data(), hello.size(), 0), static_cast<ssize_t>(hello.size()));
+    const auto welcome = read_frame(fd);
+    ASSERT_EQ(welcome.value("type", ""), "welcome") << welcome.dump();
+    EXPECT_EQ(welcome.at("send_lists"), nlohmann::json::array({digest}));
+    const auto sent = frame(answer.dump());
+    ASSERT_EQ(::send(fd, sent.data(), sent.size(), 0), static_cast<ssize_t>(sent.size()));
+    const auto refused = read_frame(fd);
+    EXPECT_EQ(refused.value("type", ""), "error") << refused.dump();
+    EXPECT_EQ(refused.value("field", ""), field) << refused.dump();
+    EXPECT_TRUE(refused.value("fatal", false));
+    ::close(fd);
+  }
+  EXPECT_TRUE(agent_names().empty());
+  EXPECT_EQ(store_rows("SELECT count(*) FROM model_lists"), "0\n");
+  EXPECT_EQ(store_rows("SELECT count(*) FROM agents"), "0\n");
 }
 
 TEST_F(CoordinatorAndAgents, AnAgentThatCannotRegisterSaysSoAtErrorWithTheReason) {

@@ -580,11 +580,17 @@ TEST(StoreJobs, CancelStopsQueuedAndRunningJobsOfASweep) {
                    {"s1/2", 2, "c", 0, "libtorch", 1, nlohmann::json::object(), 2}});
   store.job_started("s1/0", 1, "agent-a");
   store.job_finished("s1/1", "done");
-  const auto cancelled = store.cancel("s1");
+  const auto cancelled = store.cancellable("s1", "", Store::CancelScope::unfinished);
   EXPECT_EQ(cancelled, (std::vector<std::pair<std::string, std::string>>{{"s1/0", "running"}, {"s1/2", "queued"}}));
+  // In two chunks, as the coordinator takes a large sweep's cancel.
+  store.mark_cancelled(std::span(cancelled).first(1), "2026-11-30T01:00:00.000Z");
+  EXPECT_EQ(store.job("s1/0")->state, "cancelled");
+  EXPECT_EQ(store.job("s1/2")->state, "queued");
+  store.mark_cancelled(std::span(cancelled).subspan(1), "2026-11-30T01:00:00.000Z");
+  store.close_cancelled("s1", "", "2026-11-30T01:00:00.000Z");
   EXPECT_EQ(store.sweeps("s1").at(0).state, "cancelled");
   EXPECT_EQ(store.job("s1/1")->state, "done");
-  EXPECT_TRUE(store.cancel("s1").empty());
+  EXPECT_TRUE(store.cancellable("s1", "", Store::CancelScope::unfinished).empty());
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "shared/errors.hpp"
+#include "shared/model_lists.hpp"
 #include "shared/sweep/sweep.hpp"
 #include "tests/shared/sweep_documents.hpp"
 
@@ -51,6 +52,38 @@ TEST(Runnable, AModelNoRunnerOfItsNameRunsIsRefusedByNameAndUnknownRunnersWarn) 
   EXPECT_NE(warnings[0].find("'jax'"), std::string::npos) << warnings[0];
   spec["fixed"]["runner"] = "fake";
   EXPECT_TRUE(check_runnable(expand(spec, "t.yaml"), known, "as reported").empty());
+}
+
+TEST(Runnable, ListsByDigestAreReadFromTheStoresListsAndAMissingOneChecksNothing) {
+  // Agents of one image send the same digests (shared/model_lists.hpp); an old agent sends names inline.
+  const nlohmann::json own = {"mlp", "resnet18"}, timm = {"timm:resnet50", "timm:vit_tiny"};
+  auto by_digest = nlohmann::json::parse(R"({"runners": ["libtorch", "torch-compile"],
+      "environments": {"system": {"python": "python3", "runners": {"torch-compile": {"torch": "2.6.0"}}}}})");
+  by_digest["models"]["libtorch"] = own;
+  by_digest["environments"]["system"]["models"]["torch-compile"] = timm;
+  const auto inline_names = by_digest;
+  const auto lists = model_lists::replace_by_digests(by_digest);
+  ASSERT_EQ(lists.size(), 2u);
+  EXPECT_EQ(by_digest["models"]["libtorch"], model_lists::digest_of(own));
+  EXPECT_TRUE(model_lists::is_digest(by_digest["environments"]["system"]["models"]["torch-compile"]));
+  ModelLists store;
+  for (const auto& [digest, names] : lists) store[digest] = names.get<std::vector<std::string>>();
+
+  const auto from_digests = known_runners({by_digest, by_digest}, store);
+  const auto from_names = known_runners({inline_names});
+  EXPECT_EQ(from_digests.runners, from_names.runners);
+  EXPECT_EQ(from_digests.environments, from_names.environments);
+  EXPECT_EQ(from_digests.runners.at("libtorch").at("model"), (std::set<std::string>{"mlp", "resnet18"}));
+  EXPECT_EQ(from_digests.environments.at("system").at("torch-compile"),
+            (std::set<std::string>{"timm:resnet50", "timm:vit_tiny"}));
+  // A digest whose list is not at hand checks nothing rather than refusing every model.
+  const auto unknown = known_runners({by_digest}, {});
+  EXPECT_FALSE(unknown.runners.at("libtorch").contains("model"));
+  EXPECT_TRUE(unknown.environments.at("system").at("torch-compile").empty());
+  auto spec = minimal();
+  spec["axes"]["model"] = {"anything"};
+  EXPECT_TRUE(check_runnable(expand(spec, "t.yaml"), unknown, "as reported").empty());
+  EXPECT_THROW(check_runnable(expand(spec, "t.yaml"), from_digests, "as reported"), InvalidInput);
 }
 
 TEST(Runnable, AnEnvNoAgentOffersForItsRunnerIsRefusedNamingThoseOffered) {
