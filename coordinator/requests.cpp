@@ -115,8 +115,8 @@ asio::awaitable<Submission> Requests::submit_in_turns(const nlohmann::json& spec
   try {
     SweepSettings settings;
     co_await turns.run([&] { settings = store_sweep(prepared); });
-    for (std::size_t begin = 0; begin < prepared.jobs.size(); begin += submission_chunk) {
-      const auto end = std::min(prepared.jobs.size(), begin + submission_chunk);
+    for (std::size_t begin = 0; begin < prepared.jobs.size(); begin += jobs_per_turn) {
+      const auto end = std::min(prepared.jobs.size(), begin + jobs_per_turn);
       co_await turns.run([&] { queue_jobs(prepared, begin, end, settings); });
     }
   } catch (...) {
@@ -147,8 +147,8 @@ asio::awaitable<std::size_t> Requests::cancel_in_turns(const std::string& sweep,
   const auto now = utc_timestamp();
   batch_.hold();
   try {
-    for (std::size_t begin = 0; begin < cancelled.size(); begin += submission_chunk) {
-      const auto chunk = std::span(cancelled).subspan(begin, std::min(submission_chunk, cancelled.size() - begin));
+    for (std::size_t begin = 0; begin < cancelled.size(); begin += jobs_per_turn) {
+      const auto chunk = std::span(cancelled).subspan(begin, std::min(jobs_per_turn, cancelled.size() - begin));
       co_await turns.run([&] { registry_.cancel_some(chunk, now); });
     }
     std::size_t count = 0;

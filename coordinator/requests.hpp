@@ -57,9 +57,9 @@ PreparedSubmission prepare_submission(const nlohmann::json& spec, const std::str
 // A client's answer to its submission.
 nlohmann::json submitted_message(const Submission& submitted);
 
-// Jobs stored and queued in one turn of the loop (turns.hpp) when a large
-// submission is taken in parts.
-inline constexpr std::size_t submission_chunk = 500;
+// Jobs a client's submission stores and queues, or its cancel takes, in one
+// turn of the loop (turns.hpp).
+inline constexpr std::size_t jobs_per_turn = 500;
 
 class Requests {
  public:
