@@ -54,6 +54,8 @@ unshare --mount --propagation "$propagation" bash -euo pipefail -c '
   cp /etc/resolv.conf "$root/etc/resolv.conf"
   printf "#!/bin/sh\nexit 101\n" > "$root/usr/sbin/policy-rc.d"  # no service starts in the root
   chmod 755 "$root/usr/sbin/policy-rc.d"
+  # A root thrown away after the test: dpkg need not sync each unpacked file to disk.
+  echo force-unsafe-io > "$root/etc/dpkg/dpkg.cfg.d/unsafe-io"
   cp "$deb" "$root/tmp/"
   mountpoint -q "$root/proc" || mount -t proc proc "$root/proc"
   mount --rbind /dev "$root/dev"
