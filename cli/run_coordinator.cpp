@@ -46,6 +46,7 @@ Command add_coordinator_command(CLI::App& app) {
     std::string token_file, tls_cert, tls_key;
     std::string metrics_listen, metrics_port_file;
     std::size_t max_connections = coordinator::CoordinatorOptions{}.max_connections;
+    std::size_t reader_threads = coordinator::CoordinatorOptions{}.reader_threads;
   };
   auto settings = std::make_shared<Settings>();
   command->add_option("--listen", settings->listen, "HOST:PORT to listen on (PORT 0: any free port)")
@@ -77,6 +78,12 @@ Command add_coordinator_command(CLI::App& app) {
           ->capture_default_str()
           ->check(CLI::PositiveNumber);
   command
+      ->add_option("--reader-threads", settings->reader_threads,
+                   "threads that parse and validate agents' results and clients' submissions off the event loop "
+                   "(0: one fewer than the cores, 1 to 4; docs/operations.md)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{0}, std::size_t{64}));
+  command
       ->add_option("--reattach-grace-s", settings->reattach_grace_s,
                    "how long a running job waits for its lost agent to come back before it is queued again")
       ->capture_default_str()
@@ -99,6 +106,7 @@ Command add_coordinator_command(CLI::App& app) {
       options.metrics_listen = wire::parse_endpoint(settings->metrics_listen, "--metrics-listen");
     }
     options.max_connections = settings->max_connections;
+    options.reader_threads = settings->reader_threads;
     raise_open_files_limit(settings->max_connections, max_connections->count() > 0);
     options.jobs.reattach_grace = milliseconds_from_seconds(settings->reattach_grace_s);
     options.jobs.deadline_margin = milliseconds_from_seconds(settings->deadline_margin_s);

@@ -37,7 +37,8 @@ Coordinator::Coordinator(asio::io_context& io, CoordinatorOptions options, store
       acceptor_(io),
       artifacts_(store::ArtifactFiles::beside(store.path())),
       turns_(io, options_.result_turn),
-      readers_(reader_threads(options_.reader_threads)) {
+      // options_ keeps the count that runs, for the log line of start().
+      readers_(options_.reader_threads = reader_threads(options_.reader_threads)) {
   const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(options_.listen.host), options_.listen.port);
   if (!options_.token && !endpoint.address().is_loopback()) {
     throw InvalidInput("--listen", "listening on " + options_.listen.text() +
@@ -72,7 +73,7 @@ Coordinator::~Coordinator() {
 std::uint16_t Coordinator::port() const { return acceptor_.local_endpoint().port(); }
 
 void Coordinator::start() {
-  log::info("listening on {}:{}", options_.listen.host, port());
+  log::info("listening on {}:{} (reader threads: {})", options_.listen.host, port(), options_.reader_threads);
   if (metrics_)
     log::info("serving Prometheus metrics on http://{}:{}/metrics", options_.metrics_listen->host, metrics_port());
   asio::co_spawn(io_, accept_loop(), rethrow_from_run("the coordinator's accept loop"));

@@ -52,7 +52,8 @@ struct CoordinatorOptions {
   // Prometheus's /metrics on this address when set (docs/operations.md).
   std::optional<wire::Endpoint> metrics_listen;
   // Threads that parse, validate and prepare agents' messages off the event
-  // loop; 0: one fewer than the machine's cores, at least 1 and at most 4.
+  // loop (--reader-threads); 0: one fewer than the machine's cores, at least 1
+  // and at most 4.
   std::size_t reader_threads = 0;
   // The longest the loop runs queued results before it serves what else is
   // ready (turns.hpp).

@@ -69,6 +69,25 @@ repeats: 2
   EXPECT_NEAR(rows[0].at("speedup").get<double>(), 2.0, 1e-9);
 }
 
+// The operator's --reader-threads: one thread reads every agent's results and stores each once; a count past the
+// range is a bad argument, named.
+TEST_F(Sweeps, OneReaderThreadReadsEveryResultAndStoresEachOnce) {
+  start_coordinator(0, {"--reader-threads", "1"});
+  EXPECT_NE(testing::slurp(directory_ / "coordinator.log").find("(reader threads: 1)"), std::string::npos);
+  start_agents(2);
+  submit(
+      "name: one-reader\naxes:\n  batch_size: [1, 2, 3, 4, 5]\n  mode: [eager, compiled]\nfixed: {model: mlp}\n"
+      "repeats: 2\n");
+  ASSERT_TRUE(sweep_ends("done", 60s)) << status().dump();
+  const auto stored = results_per_job();
+  EXPECT_EQ(stored.size(), 20u);
+  EXPECT_TRUE(std::all_of(stored.begin(), stored.end(), [](const auto& entry) { return entry.second == 1; }));
+  const auto refused =
+      torchsweep({"coordinator", "--reader-threads", "65", "--db", (directory_ / "other.db").string()});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("--reader-threads"), std::string::npos) << refused.err;
+}
+
 TEST_F(Sweeps, JobOfAKilledAgentIsRequeuedAndFinishesElsewhere) {
   start_coordinator();
   start_agents(2);
