@@ -1,7 +1,8 @@
 // torchsweep nightly SWEEP_FILE: the nightly path (docs/deploy.md), what
 // the systemd timer runs. Submits the sweep tagged with the nightly tag and
 // the date, waits for it, judges it against the previous sweep of the tag,
-// reruns each flagged regression once (docs/report.md), writes the report
+// reruns each flagged regression once (docs/report.md), with --bisect finds
+// which PyTorch upgrade made each one (docs/bisect.md), writes the report
 // and leaves the verdict in the exit status for alerting:
 //   0 nothing regressed, 6 a regression was confirmed (--no-confirm: flagged),
 //   3 a job failed (and nothing was confirmed), 4 the coordinator is unreachable.
@@ -12,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/confirmation.hpp"
 #include "cli/filter_options.hpp"
+#include "cli/nightly_bisection.hpp"
 #include "cli/table_renderer.hpp"
 #include "readers/explanation_text.hpp"
 #include "readers/labels.hpp"
@@ -78,7 +80,7 @@ Command add_nightly_command(CLI::App& app) {
     std::string sweep, db = "torchsweep.db", tag = "nightly", report_dir = ".";
     int64_t runs = 0, timeout_s = 12 * 3600;
     readers::RegressionRule rule;
-    bool no_confirm = false, explain = false;
+    bool no_confirm = false, explain = false, bisect = false;
   };
   auto settings = std::make_shared<Settings>();
   command->add_option("sweep", settings->sweep, "sweep file (YAML or JSON)")->required();
@@ -91,6 +93,10 @@ Command add_nightly_command(CLI::App& app) {
   command->add_flag("--explain", settings->explain,
                     "torchsweep explain each regression it confirms (with --no-confirm: flags) against the baseline, "
                     "from both nights' profiles (the sweep needs the job field profile)");
+  command->add_flag("--bisect", settings->bisect,
+                    "torchsweep bisect each regression it confirms (with --no-confirm: flags) whose two nights ran "
+                    "different PyTorch versions, over the environments the agents offer between them "
+                    "(docs/bisect.md); --timeout-s bounds each step");
   add_confirmation_options(command, settings->runs, settings->timeout_s);
   add_regression_options(command, settings->rule);
   add_client_options(command, settings->client);
@@ -125,6 +131,10 @@ Command add_nightly_command(CLI::App& app) {
                                                               settings->runs, timeout);
       print_classification(table, Format::table);
       if (settings->explain) explain_regressions(settings->db, table, report.filter, settings->tag);
+      if (settings->bisect) {
+        bisect_regressions({settings->client, settings->db, settings->tag, settings->rule, timeout}, table,
+                           report.filter);
+      }
       auto counted = count_classifications(table);
       if (counted["confirmed"] > 0 || (settings->no_confirm && counted["flagged"] > 0)) {
         code = exit_code::regression_confirmed;

@@ -85,7 +85,8 @@ ExplainSide resolve_side(Database& database, const ExplainOptions& options, std:
   auto filter = side.filter;
   filter.include_failed = false;
   const auto condition = condition_of(database, filter);
-  auto select = database.prepare("SELECT " + axes_select() + "r.sweep_id, r.job_id, r.attempt FROM results r WHERE " +
+  auto select = database.prepare("SELECT " + axes_select() +
+                                 "r.sweep_id, r.job_id, r.attempt, r.torch_version FROM results r WHERE " +
                                  condition.sql + " ORDER BY r.received_at DESC");
   bind_condition(select, condition);
   const auto& axes = store::configuration_axes();
@@ -100,6 +101,7 @@ ExplainSide resolve_side(Database& database, const ExplainOptions& options, std:
       newest = {select.text(column + 1), select.integer(column + 2)};
     }
     configurations.insert(configuration);
+    if (!select.is_null(column + 3)) side.torch_versions.insert(select.text(column + 3));
     side.configuration = configuration;
     ++side.runs;
   }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,6 +45,7 @@ struct ExplainSide {
   ResultFilter filter;           // options.filter narrowed by spec
   nlohmann::json configuration;  // axis -> value, store::configuration_axes()'s
   std::size_t runs = 0;          // its ok results that pass the filter
+  std::set<std::string> torch_versions;  // the PyTorch versions its runs report (none for other frameworks)
   std::string sweep_id;          // of the newest of them
   nlohmann::json job;            // what a profiling run of it starts from: the newest run's job, as submitted
   // The newest ok result with a profile taken: of the configuration anywhere in the store, or, where both

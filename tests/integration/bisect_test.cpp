@@ -5,9 +5,11 @@
 // local interpreters (each reporting a PyTorch version) is found there,
 // and a noisy step in the middle stops the search as inconclusive; a
 // coordinator restarted mid-bisect resumes it, and running the bisection
-// again reads every step back instead of measuring it twice.
+// again reads every step back instead of measuring it twice; a nightly
+// regression after an environment's upgrade is bisected by nightly --bisect.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 
@@ -205,6 +207,60 @@ TEST_F(Bisect, OverEnvironmentsInVersionOrderTheFirstSlowOneIsFoundAndANoisyStep
   const auto unknown = bisect("old", "torch-0.1");
   EXPECT_EQ(unknown.exit_code, exit_code::invalid_input);
   EXPECT_NE(unknown.err.find("--bad: env=torch-0.1: no agent"), std::string::npos) << unknown.err;
+}
+
+// The nightly path (docs/bisect.md): an environment upgraded in place between two nights (the same name, PyTorch
+// 2.6.0 then 2.9.0, 1.4 times slower) makes a regression the night confirms; --bisect finds the first slow version
+// among the environments the agent offers between the two. The next night's baseline version is offered by no agent
+// any more: said, with the commands that would make and bisect it.
+TEST_F(Bisect, ANightlyRegressionAfterAnInPlaceUpgradeIsBisectedOverTheOfferedEnvironments) {
+  start_coordinator();
+  const std::vector<std::tuple<std::string, std::string, std::string>> offered{
+      {"v26", "2.6.0", "1.0"}, {"v27", "2.7.1", "1.0"}, {"v28", "2.8.0", "1.4"}, {"v29", "2.9.0", "1.4"}};
+  const auto start_night = [&](const std::string& version, const std::string& scale, std::size_t environments) {
+    if (!agents_.empty()) {
+      agents_.back()->signal(SIGTERM);
+      ASSERT_TRUE(agents_.back()->wait_exit(20s));
+      ASSERT_TRUE(wait_for([&] { return agent_names().empty(); }, 20s));
+    }
+    std::vector<std::string> extra{"--python-runner", "fake=" + fake_runner().string(), "--env",
+                                   "nightly=" + interpreter("nightly-" + version, version, scale).string()};
+    for (std::size_t i = 0; i < environments; ++i) {
+      const auto& [name, at, times] = offered[i];
+      extra.insert(extra.end(), {"--env", name + "=" + interpreter(name, at, times).string()});
+    }
+    start_node(extra);
+  };
+  const auto sweep = write_file("night.yaml",
+                                "name: night\naxes:\n  batch_size: [4]\nfixed: {runner: fake, model: mlp, "
+                                "env: nightly, labels: {noise: '0.02'}}\nrepeats: 5\n");
+  const auto night = [&] {
+    return torchsweep({"nightly", sweep.string(), "--bisect", "--db", db().string(), "--coordinator", endpoint(),
+                       "--report-dir", (directory_ / "reports").string(), "--timeout-s", "120"});
+  };
+  start_night("2.6.0", "1.0", offered.size());
+  const auto first = night();
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+
+  start_night("2.9.0", "1.4", offered.size());
+  const auto upgraded = night();
+  ASSERT_EQ(upgraded.exit_code, exit_code::regression_confirmed) << upgraded.out << upgraded.err;
+  EXPECT_NE(upgraded.out.find("Which upgrade made"), std::string::npos) << upgraded.out;
+  EXPECT_NE(upgraded.out.find("PyTorch 2.6.0 (env=v26) to 2.9.0 (env=nightly)"), std::string::npos) << upgraded.out;
+  EXPECT_NE(upgraded.out.find("first bad: env=v28 (last good: v27)"), std::string::npos) << upgraded.out;
+  EXPECT_GE(bisection_sweeps(), 3);
+
+  // v29 is gone: no agent offers the baseline night's 2.9.0.
+  start_night("2.10.0", "2.0", 3);
+  const auto unoffered = night();
+  ASSERT_EQ(unoffered.exit_code, exit_code::regression_confirmed) << unoffered.out << unoffered.err;
+  EXPECT_NE(unoffered.out.find("not bisected: PyTorch 2.9.0 (the baseline night's; this night ran 2.10.0 in nightly) "
+                               "is offered by no agent with runner fake"),
+            std::string::npos)
+      << unoffered.out;
+  EXPECT_NE(unoffered.out.find("torchsweep-make-environment make torch-2.9.0 --pin torch==2.9.0"), std::string::npos)
+      << unoffered.out;
+  EXPECT_NE(unoffered.out.find("--good env=torch-2.9.0 --bad env=nightly"), std::string::npos) << unoffered.out;
 }
 
 // Fake torch wheels (py3-none-any): torch/__init__.py with the version and a SLOWDOWN the fake runner applies.

@@ -188,6 +188,10 @@ result = json.load(open(")" + template_file.string() +
                                R"("))
 result["job"] = job
 result["context"]["hostname"] = socket.gethostname()
+# The job's runner answers under its own name, and its environment's PyTorch version is what its runs report.
+result["runner"]["name"] = job.get("runner", result["runner"]["name"])
+if fake_torch or "TS_FAKE_TORCH" in os.environ:
+    result["context"]["torch_version"] = fake_torch.__version__ if fake_torch else os.environ["TS_FAKE_TORCH"]
 scale = 0.5 if job.get("mode") == "compiled" else 1.0
 # labels.host_scale: "HOST=FACTOR ...": a node that is slower or faster than the others.
 scale *= dict((entry.split("=")[0], float(entry.split("=")[1])) for entry in labels.get("host_scale", "").split()).get(
