@@ -1,6 +1,7 @@
 #include "cli/nightly_bisection.hpp"
 
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -66,6 +67,12 @@ std::variant<Case, std::string> case_of(store::Database& database, const json& r
   }
   bisected.before = *then.torch_versions.begin();
   bisected.after = *now.torch_versions.begin();
+  for (const auto* version : {&bisected.before, &bisected.after}) {
+    // Another framework's runs hold "NAME VERSION" there (agent/judge/summary.cpp).
+    if (version->empty() || !std::isdigit(static_cast<unsigned char>(version->front()))) {
+      return "its runs report '" + *version + "', not a PyTorch version: a bisection steps over PyTorch's";
+    }
+  }
   if (version_numbers(bisected.before) == version_numbers(bisected.after)) {
     return "both nights ran PyTorch " + bisected.after + ": not an upgrade, nothing to bisect";
   }
