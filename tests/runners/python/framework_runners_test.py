@@ -39,7 +39,7 @@ SMALL = [TINY_MLP,
 
 def run(executable, job, xla_caches=False):
     """xla_caches: with XLA's compile caches where the test is given them (tests/CMakeLists.txt), for a job whose
-    compile figures are not checked (a cached compile reports none)."""
+    compile figures are not checked (a cached compile reports the cache's load, not a compile)."""
     with tempfile.TemporaryDirectory(prefix="ts_framework_") as directory:
         folder = pathlib.Path(directory)
         (folder / "job.json").write_text(json.dumps(job))
