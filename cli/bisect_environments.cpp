@@ -56,6 +56,8 @@ std::string made_version(const std::string& name) {
   return name.starts_with(made_prefix) ? name.substr(made_prefix.size()) : std::string();
 }
 
+std::string made_name(const std::string& version) { return std::string(made_prefix) + version; }
+
 std::vector<std::string> steps_with_released(const std::vector<std::string>& offered_steps,
                                              const std::map<std::string, std::string>& versions,
                                              const EnvironmentMaking& making) {
@@ -65,15 +67,15 @@ std::vector<std::string> steps_with_released(const std::vector<std::string>& off
                                   shell_quoted(bad) + index_arguments(making)})
                           .at(0);
   if (listed.status != 0 || !nlohmann::json::accept(listed.out)) {
-    throw InvalidInput("--make-environments", "the released versions between " + good + " and " + bad +
-                                                  " could not be listed (above)");
+    throw InvalidInput("--make-environments",
+                       "the released versions between " + good + " and " + bad + " could not be listed (above)");
   }
   std::map<std::vector<int>, std::string> between;  // one environment a version, an offered one first
   for (std::size_t i = 1; i + 1 < offered_steps.size(); ++i) {
     between.emplace(version_numbers(versions.at(offered_steps[i])), offered_steps[i]);
   }
   for (const auto& version : nlohmann::json::parse(listed.out)) {
-    between.emplace(version_numbers(version.get<std::string>()), std::string(made_prefix) + version.get<std::string>());
+    between.emplace(version_numbers(version.get<std::string>()), made_name(version.get<std::string>()));
   }
   std::vector<std::string> steps{offered_steps.front()};
   for (const auto& [numbers, name] : between) steps.push_back(name);

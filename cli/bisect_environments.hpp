@@ -14,9 +14,9 @@ namespace ts::cli {
 
 struct EnvironmentMaking {
   bool enabled = false;
-  std::string root, wheels;          // default: under $XDG_CACHE_HOME (~/.cache)/torchsweep
+  std::string root, wheels;           // default: under $XDG_CACHE_HOME (~/.cache)/torchsweep
   std::string index_url, find_links;  // default: the package index
-  std::string packages;              // the companions; empty: the tool's own list
+  std::string packages;               // the companions; empty: the tool's own list
   bool no_companions = false;
   double budget_gib = 40;
 };
@@ -38,5 +38,7 @@ std::filesystem::path make_environment(const EnvironmentMaking& making, const st
 
 // The version an environment made here is named for: "torch-2.8.0" -> "2.8.0"; empty for any other name.
 std::string made_version(const std::string& name);
+// The name of the environment made for torch==`version`: "2.8.0" -> "torch-2.8.0".
+std::string made_name(const std::string& version);
 
 }  // namespace ts::cli

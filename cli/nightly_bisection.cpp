@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "cli/bisect_environments.hpp"
 #include "cli/bisect_steps.hpp"
 #include "cli/bisection.hpp"
 #include "readers/explanation.hpp"
@@ -112,7 +113,7 @@ void bisect_regressions(const NightlyBisection& settings, const readers::Table& 
     const auto& bisected = std::get<Case>(cases[i]);
     if (!bisected.good_env) {
       const auto release = bisected.before.substr(0, bisected.before.find('+'));  // the index has no local part
-      const auto made = "torch-" + release;
+      const auto made = made_name(release);
       std::printf(
           "  not bisected: PyTorch %s (the baseline night's; this night ran %s in %s) is offered by no agent "
           "with runner %s. Make it on a node and offer it there:\n"

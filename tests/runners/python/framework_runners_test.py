@@ -14,14 +14,13 @@ import argparse
 import gzip
 import hashlib
 import json
-import os
 import pathlib
 import subprocess
 import sys
 import tempfile
 import unittest
 
-from runner_testing import judged, result_validator
+from runner_testing import judged, result_validator, xla_cache_environment
 
 ARGS = None
 TINY_MLP = {"schema_version": 1, "model": "mlp", "batch_size": 8, "input_size": 16, "width": 32, "depth": 2,
@@ -46,8 +45,7 @@ def run(executable, job, xla_caches=False):
         progress = folder / "progress.jsonl"
         environment = {"PATH": "/usr/bin:/bin", "TORCHSWEEP_PROGRESS_FILE": str(progress)}
         if xla_caches:
-            environment.update((name, value) for name, value in os.environ.items()
-                               if name.startswith("JAX_") or name == "TF_XLA_FLAGS")
+            environment.update(xla_cache_environment())
         finished = subprocess.run([executable, "--job", str(folder / "job.json"), "--out", str(folder / "result.json")],
                                   capture_output=True, text=True, timeout=600, env=environment)
         result_file = folder / "result.json"

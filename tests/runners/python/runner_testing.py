@@ -61,6 +61,12 @@ class Run:
         self.result = json.loads(result_file.read_text()) if result_file.exists() else None
 
 
+def xla_cache_environment():
+    """The variables of XLA's compile caches this test was given (tests/CMakeLists.txt, TS_XLA_CACHES), for a
+    runner started with a bare environment."""
+    return {name: value for name, value in os.environ.items() if name.startswith("JAX_") or name == "TF_XLA_FLAGS"}
+
+
 def result_validator(schemas):
     resources = []
     for path in schemas.glob("*.schema.json"):

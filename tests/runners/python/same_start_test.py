@@ -12,14 +12,13 @@ two updates also sees SGD's momentum and BatchNorm's running statistics.
 """
 import argparse
 import json
-import os
 import pathlib
 import subprocess
 import sys
 import tempfile
 import unittest
 
-from runner_testing import result_validator
+from runner_testing import result_validator, xla_cache_environment
 
 ARGS = None
 # Rates, momentum and decay large enough that a wrong rule moves the losses
@@ -46,8 +45,7 @@ TOLERANCE = {"mlp": {"first_step": 1e-5, "second_step": 1e-5, "reference_eval": 
 
 
 # A bare environment, but for XLA's compile caches where the test is given them (tests/CMakeLists.txt).
-RUNNER_ENVIRONMENT = dict({"PATH": "/usr/bin:/bin"}, **{name: value for name, value in os.environ.items()
-                                                        if name.startswith("JAX_") or name == "TF_XLA_FLAGS"})
+RUNNER_ENVIRONMENT = dict({"PATH": "/usr/bin:/bin"}, **xla_cache_environment())
 
 
 def run(executable, job, directory):
