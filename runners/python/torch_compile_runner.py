@@ -30,6 +30,7 @@ from torchsweep_harness.pytorch.data_loader import DataLoaderPipeline  # noqa: E
 from torchsweep_harness.pytorch.experiment import Experiment, apply_math_policy, execution_section  # noqa: E402
 from torchsweep_harness.pytorch.flops import counted_flops  # noqa: E402
 from torchsweep_harness.pytorch.generation import WholeGenerations  # noqa: E402
+from torchsweep_harness.pytorch.inductor_cpu import InductorCpu  # noqa: E402
 from torchsweep_harness.pytorch import weights  # noqa: E402
 from torchsweep_harness.pytorch.library_models import library_models  # noqa: E402
 from torchsweep_harness.pytorch.models import build_model  # noqa: E402
@@ -83,8 +84,10 @@ class TorchCompile(Framework):
         check_shapes(job)
         if compiled:
             check_compile_options(torch, job)
-        cache = CompileCache(job, os.path.realpath(__file__)) if compiled else None  # before anything compiles
+        # Before anything compiles: the caches, the fallbacks' counter, the CPU kernels' link.
+        cache = CompileCache(job, os.path.realpath(__file__)) if compiled else None
         fallbacks = InductorFallbacks() if compiled else None
+        kernels = InductorCpu(torch, job) if compiled else None
         torch._dynamo.reset()
         counters.clear()
         guard_failures.clear()
@@ -93,7 +96,7 @@ class TorchCompile(Framework):
         probe = CudaMemoryProbe(torch, job["device"]) if job["device"].startswith("cuda") else RssProbe()
         math = apply_math_policy(torch, job)
         if job["task"] == "generate":
-            return self.generate(job, result, probe, cache, fallbacks, math)
+            return self.generate(job, result, probe, (cache, fallbacks, kernels), math)
         # One pipeline, whatever mode the experiment ends up in.
         feed = data.Feed(job, lambda tree, corrupt: DataLoaderPipeline(
             torch, job, torch.device(job["device"]), tree, corrupt)) if data.reads_folder(job) else None
@@ -101,8 +104,8 @@ class TorchCompile(Framework):
             lambda mode: Experiment(torch, job, mode == "compiled", feed), job, warnings, log, "torch.compile",
             reset=torch._dynamo.reset)
         # What compiling did, before the timed epochs.
-        dynamo = compile_section(torch, job, cache, fallbacks, timing.get("first_iteration_seconds")) if compiled \
-            else None
+        dynamo = compile_section(torch, job, cache, fallbacks, kernels, timing.get("first_iteration_seconds"),
+                                 warnings) if compiled else None
 
         # Timed epochs: the worker's timed region and clocks; memory in phases.
         clock = (CudaEventClock(torch, experiment.device, job["iters"]) if experiment.device.type == "cuda"
@@ -131,7 +134,7 @@ class TorchCompile(Framework):
                                                    "skipped_steps": int(experiment.skipped_steps.item())}
         record_measurements(result, timing, losses, epoch_final, memory, data_report)
 
-    def generate(self, job, result, probe, cache, fallbacks, math):
+    def generate(self, job, result, probe, compiling, math):
         """Task generate: warm-up generations, then the timed ones; compiled,
         the gate after them: eager greedy decoding of the last prompt from
         the same weights must give the same tokens (docs/language-models.md)."""
@@ -172,8 +175,8 @@ class TorchCompile(Framework):
                     warnings.append(f"compiled greedy decoding differs from eager from new token {int(differ[0])} on "
                                     "(same weights and prompt): the compiled model computes something else")
         result["execution"] = execution_section(job, experiment, generation.compiled, fallback_reason,
-                                                compile_section(torch, job, cache, fallbacks,
-                                                                timing.get("first_iteration_seconds"))
+                                                compile_section(torch, job, *compiling,
+                                                                timing.get("first_iteration_seconds"), warnings)
                                                 if compiled else None, math)
         result["generation"] = section
         record_measurements(result, timing, {"first_step": None, "second_step": None, "reference_eval": None},

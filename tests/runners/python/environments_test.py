@@ -31,6 +31,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "support"))
 from processes import ProcessTestCase, wait_until  # noqa: E402
 
 ARGS = None
+# x86-64 with AVX2 (this machine): Inductor must vectorise its C++ kernels with it.
+CPU_HAS_AVX2 = " avx2" in pathlib.Path("/proc/cpuinfo").read_text() if pathlib.Path("/proc/cpuinfo").exists() else False
 SHAPE = "{model: mlp, batch_size: 8, input_size: 16, width: 32, depth: 2, epochs: 2, warmup: 2, iters: 2, threads: 1}"
 
 
@@ -168,8 +170,16 @@ class Environments(ProcessTestCase):
         versions = {}
         for env, torch_version, mode_ran, document in rows:
             self.assertEqual(mode_ran, "compiled", env)  # TorchInductor ran, no eager fallback
-            context = json.loads(document)["context"]
+            result = json.loads(document)
+            context = result["context"]
             self.assertEqual(context["env"]["name"], env)
+            # Inductor's kernels use this CPU's vector instructions in every environment: in a venv's PyTorch
+            # beside the system's LibTorch its ISA probe once linked the system's library, failed to load, and
+            # every kernel was scalar (docs/compiler.md).
+            kernels = result["execution"]["compile"]["cpu_kernels"]
+            if CPU_HAS_AVX2:
+                self.assertTrue(kernels["vector_isa"].startswith("avx"), (env, kernels, result["warnings"]))
+            self.assertFalse([w for w in result["warnings"] if "vector" in w], (env, result["warnings"]))
             self.assertEqual(context["env"]["versions"]["torch"].split("+")[0], torch_version.split("+")[0])
             versions[env] = torch_version
         self.assertEqual(sorted(versions), ["operators", "system", "torch-2.15"])

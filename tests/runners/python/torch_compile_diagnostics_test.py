@@ -189,8 +189,13 @@ class AccuracyGate(unittest.TestCase):
             judged_accuracy = judged(ARGS.torchsweep, run.result)["accuracy"]
             self.assertEqual(judged_accuracy["status"], "pass", judged_accuracy)
             self.assertLessEqual(judged_accuracy["deviation"], 1.0, judged_accuracy)
+            # Vectorised kernels, compared above: Debian's PyTorch needed SLEEF linked for them (docs/compiler.md).
+            kernels = run.result["execution"]["compile"]["cpu_kernels"]
+            if " avx2" in pathlib.Path("/proc/cpuinfo").read_text():
+                self.assertTrue(kernels["vector_isa"].startswith("avx"), (kernels, run.result["warnings"]))
         eager = Run(ARGS.runner, dict(TINY_MLP, mode="eager"))
         self.assertNotIn("accuracy", judged(ARGS.torchsweep, eager.result))
+        self.assertIsNone(eager.result["execution"]["compile"])
 
     def test_a_compiled_graph_that_computes_something_else_fails_and_required_fails_the_job(self):
         with tempfile.TemporaryDirectory(prefix="ts_miscompiled_") as root:

@@ -146,7 +146,7 @@ def compile_phases(first_iteration_seconds):
     return phases
 
 
-def compile_section(torch, job, cache, fallbacks, first_iteration_seconds):
+def compile_section(torch, job, cache, fallbacks, kernels, first_iteration_seconds, warnings):
     """execution.compile (docs/compiler.md): the job's torch.compile settings
     and what Dynamo did, from its counters (torch._dynamo.utils.counters,
     guard_failures; both cleared when the run starts): graphs captured,
@@ -154,7 +154,8 @@ def compile_section(torch, job, cache, fallbacks, first_iteration_seconds):
     summary: its first line, and the explanation newer versions put on the
     second), and recompilations with the guards that failed; the operators
     Inductor left to ATen and its own counters; the compile time's phases
-    and the caches it started with."""
+    and the caches it started with; the CPU kernels' vector ISA (a warning
+    in `warnings` where they are scalar on a CPU that has one)."""
     from torch._dynamo.utils import counters, guard_failures
     summaries = {}
     for reason, count in counters["graph_break"].items():
@@ -172,4 +173,5 @@ def compile_section(torch, job, cache, fallbacks, first_iteration_seconds):
             "recompilations": len(failures), "guard_failures": failures[:10],
             "fallback_operators": fallbacks.section(counters),
             "inductor_counters": {name: int(value) for name, value in sorted(counters["inductor"].items())},
-            "phases": compile_phases(first_iteration_seconds), "cache": cache.section()}
+            "phases": compile_phases(first_iteration_seconds), "cache": cache.section(),
+            "cpu_kernels": kernels.section(warnings)}
