@@ -52,6 +52,10 @@ void add_environment_making_options(CLI::App* command, EnvironmentMaking& making
       ->check(CLI::PositiveNumber);
 }
 
+bool made_before(const EnvironmentMaking& making, const std::string& name) {
+  return !made_version(name).empty() && std::filesystem::exists(std::filesystem::path(root_of(making)) / name);
+}
+
 std::string made_version(const std::string& name) {
   return name.starts_with(made_prefix) ? name.substr(made_prefix.size()) : std::string();
 }

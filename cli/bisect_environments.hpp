@@ -36,6 +36,9 @@ std::vector<std::string> steps_with_released(const std::vector<std::string>& off
 std::filesystem::path make_environment(const EnvironmentMaking& making, const std::string& name,
                                        const std::string& version);
 
+// Whether environment `name` was made before in the environments directory (by an earlier bisection).
+bool made_before(const EnvironmentMaking& making, const std::string& name);
+
 // The version an environment made here is named for: "torch-2.8.0" -> "2.8.0"; empty for any other name.
 std::string made_version(const std::string& name);
 // The name of the environment made for torch==`version`: "2.8.0" -> "torch-2.8.0".

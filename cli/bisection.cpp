@@ -93,6 +93,7 @@ std::string run_step(const BisectSettings& settings, const nlohmann::json& spec)
   auto local = settings.local;
   local.db = settings.db;
   local.sweep = "bisect";
+  local.budget_s = static_cast<double>(settings.timeout_s);  // as long as a cluster's step is waited for
   std::string sweep_id;
   const auto level = log::level();
   const int code = run_local_sweep(local, spec, [&](store::Store&, const std::string& id) { sweep_id = id; });
@@ -256,8 +257,10 @@ int run_bisection(BisectSettings& settings) {
         if (settings.making.enabled) {
           const auto versions = environment_versions(capabilities, runner);
           steps = steps_with_released(steps, versions, settings.making);
+          // Made when first measured: those none offers, and those an earlier run made, which only the local
+          // agent of the run that made them offered (found made, at once).
           for (const auto& step : steps) {
-            if (!versions.contains(step)) to_make.insert(step);
+            if (!versions.contains(step) || made_before(settings.making, step)) to_make.insert(step);
           }
         }
       }

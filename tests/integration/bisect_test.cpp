@@ -14,6 +14,7 @@
 #include <fstream>
 
 #include "shared/errors.hpp"
+#include "store/sqlite.hpp"
 #include "tests/support/cluster.hpp"
 
 namespace ts {
@@ -301,14 +302,46 @@ TEST_F(Bisect, ReleasedVersionsNoEnvironmentOffersAreMadeWhenAStepNeedsThemAndOn
     EXPECT_EQ(side.out, (made / ("torch-" + std::string(version)) / "bin/python3").string() + "\n");
     sides.push_back(side.out.substr(0, side.out.size() - 1));
   }
-  const auto bisection = testing::run_program(
-      {"env", "XDG_CACHE_HOME=" + (directory_ / "cache").string(), TS_TORCHSWEEP_BINARY, "bisect", "runner=fake",
-       "model=mlp", "batch_size=4", R"(labels={"noise": "0.02"})", "--good", "env=torch-2.6.0", "--bad",
-       "env=torch-2.10.0", "--make-environments", "--environments-dir", made.string(), "--wheels-dir", cache.string(),
-       "--find-links", wheels.string(), "--no-companions", "--python-runner", "fake=" + fake_runner().string(),
-       "--env", "torch-2.6.0=" + sides[0], "--env", "torch-2.10.0=" + sides[1], "--no-default-runners",
-       "--peak-probe", "off", "--db",
-       db().string(), "--max-runs", "8", "--format", "json"});
+  const auto bisect = [&] {
+    return testing::run_program({"env",
+                                 "XDG_CACHE_HOME=" + (directory_ / "cache").string(),
+                                 TS_TORCHSWEEP_BINARY,
+                                 "bisect",
+                                 "runner=fake",
+                                 "model=mlp",
+                                 "batch_size=4",
+                                 R"(labels={"noise": "0.02"})",
+                                 "--good",
+                                 "env=torch-2.6.0",
+                                 "--bad",
+                                 "env=torch-2.10.0",
+                                 "--make-environments",
+                                 "--environments-dir",
+                                 made.string(),
+                                 "--wheels-dir",
+                                 cache.string(),
+                                 "--find-links",
+                                 wheels.string(),
+                                 "--no-companions",
+                                 "--python-runner",
+                                 "fake=" + fake_runner().string(),
+                                 "--env",
+                                 "torch-2.6.0=" + sides[0],
+                                 "--env",
+                                 "torch-2.10.0=" + sides[1],
+                                 "--no-default-runners",
+                                 "--peak-probe",
+                                 "off",
+                                 "--db",
+                                 db().string(),
+                                 "--max-runs",
+                                 "8",
+                                 "--timeout-s",
+                                 "120",
+                                 "--format",
+                                 "json"});
+  };
+  const auto bisection = bisect();
   ASSERT_EQ(bisection.exit_code, 0) << bisection.out << bisection.err;
   const auto answer = nlohmann::json::parse(bisection.out);
   EXPECT_EQ(answer.at("steps"),
@@ -324,6 +357,18 @@ TEST_F(Bisect, ReleasedVersionsNoEnvironmentOffersAreMadeWhenAStepNeedsThemAndOn
   }
   EXPECT_FALSE(std::filesystem::exists(made / "torch-2.9.0"));
   EXPECT_NE(bisection.err.find("making environment torch-2.8.0"), std::string::npos) << bisection.err;
+
+  // Resumed with a made step to measure again (its sweep cancelled): this run's agent offers the environment an
+  // earlier run made, found made, instead of waiting for an agent that offers it (it once waited out --timeout-s).
+  store::Database(db().string())
+      .execute(
+          "UPDATE sweeps SET state = 'cancelled' WHERE sweep_id IN (SELECT s.sweep_id FROM sweeps s JOIN jobs j "
+          "ON j.sweep_id = s.sweep_id WHERE json_extract(j.document, '$.env') = 'torch-2.8.0')");
+  const auto resumed = bisect();
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_EQ(nlohmann::json::parse(resumed.out).at("step"), "torch-2.8.0");
+  EXPECT_NE(resumed.err.find("env=torch-2.8.0: measuring it beside env=torch-2.6.0"), std::string::npos) << resumed.err;
+  EXPECT_FALSE(std::filesystem::exists(made / "torch-2.9.0"));
 
   // One that cannot be made leaves no venv, and says why, now and at the next try.
   const auto missing = make("2.99.0");
