@@ -29,10 +29,9 @@ import unittest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "support"))
 from processes import ProcessTestCase, wait_until  # noqa: E402
+from runner_testing import cpu_has_avx2  # noqa: E402
 
 ARGS = None
-# x86-64 with AVX2 (this machine): Inductor must vectorise its C++ kernels with it.
-CPU_HAS_AVX2 = " avx2" in pathlib.Path("/proc/cpuinfo").read_text() if pathlib.Path("/proc/cpuinfo").exists() else False
 SHAPE = "{model: mlp, batch_size: 8, input_size: 16, width: 32, depth: 2, epochs: 2, warmup: 2, iters: 2, threads: 1}"
 
 
@@ -177,7 +176,7 @@ class Environments(ProcessTestCase):
             # beside the system's LibTorch its ISA probe once linked the system's library, failed to load, and
             # every kernel was scalar (docs/compiler.md).
             kernels = result["execution"]["compile"]["cpu_kernels"]
-            if CPU_HAS_AVX2:
+            if cpu_has_avx2():
                 self.assertTrue(kernels["vector_isa"].startswith("avx"), (env, kernels, result["warnings"]))
             self.assertFalse([w for w in result["warnings"] if "vector" in w], (env, result["warnings"]))
             self.assertEqual(context["env"]["versions"]["torch"].split("+")[0], torch_version.split("+")[0])

@@ -61,6 +61,12 @@ class Run:
         self.result = json.loads(result_file.read_text()) if result_file.exists() else None
 
 
+def cpu_has_avx2():
+    """x86-64 with AVX2 (this machine): Inductor must vectorise its C++ kernels with it (docs/compiler.md)."""
+    cpuinfo = pathlib.Path("/proc/cpuinfo")
+    return cpuinfo.exists() and " avx2" in cpuinfo.read_text()
+
+
 def xla_cache_environment():
     """The variables of XLA's compile caches this test was given (tests/CMakeLists.txt, TS_XLA_CACHES), for a
     runner started with a bare environment."""

@@ -13,7 +13,7 @@ import sys
 import tempfile
 import unittest
 
-from runner_testing import BREAKY, TINY_GPT_GENERATE, TINY_MLP, Run, judged
+from runner_testing import BREAKY, TINY_GPT_GENERATE, TINY_MLP, Run, cpu_has_avx2, judged
 
 ARGS = None
 
@@ -191,7 +191,7 @@ class AccuracyGate(unittest.TestCase):
             self.assertLessEqual(judged_accuracy["deviation"], 1.0, judged_accuracy)
             # Vectorised kernels, compared above: Debian's PyTorch needed SLEEF linked for them (docs/compiler.md).
             kernels = run.result["execution"]["compile"]["cpu_kernels"]
-            if " avx2" in pathlib.Path("/proc/cpuinfo").read_text():
+            if cpu_has_avx2():
                 self.assertTrue(kernels["vector_isa"].startswith("avx"), (kernels, run.result["warnings"]))
         eager = Run(ARGS.runner, dict(TINY_MLP, mode="eager"))
         self.assertNotIn("accuracy", judged(ARGS.torchsweep, eager.result))

@@ -44,9 +44,8 @@ class InductorCpu:
     """Made before anything compiles on a CPU; `section()` after."""
 
     def __init__(self, torch, job):
-        self.torch, self.changes = torch, []
-        if job["device"] != "cpu" or job["backend"] != "inductor":
-            self.torch = None
+        self.applies, self.changes = job["device"] == "cpu" and job["backend"] == "inductor", []
+        if not self.applies:
             return
         libdir = sysconfig.get_config_var("LIBDIR")
         system = os.path.join(libdir or "", "libtorch_cpu.so")
@@ -87,7 +86,7 @@ class InductorCpu:
     def section(self, warnings):
         """execution.compile.cpu_kernels, or None off the CPU or Inductor; a
         warning where the kernels are scalar on an x86 CPU with AVX2."""
-        if self.torch is None:
+        if not self.applies:
             return None
         from torch._inductor.cpu_vec_isa import pick_vec_isa
         isa = pick_vec_isa()
