@@ -91,7 +91,11 @@ std::vector<std::string> steps_with_released(const std::vector<std::string>& off
 std::filesystem::path make_environment(const EnvironmentMaking& making, const std::string& name,
                                        const std::string& version) {
   const auto wheels = making.wheels.empty() ? (cache_home() / "wheels").string() : making.wheels;
-  log::info("making environment {} (torch {}) in {}", name, version, root_of(making));
+  if (made_before(making, name)) {
+    log::info("environment {} (torch {}) made before, in {}", name, version, root_of(making));
+  } else {
+    log::info("making environment {} (torch {}) in {}", name, version, root_of(making));
+  }
   std::string command = tool() + " make " + shell_quoted(name) + " --pin " + shell_quoted("torch==" + version) +
                         " --root " + shell_quoted(root_of(making)) + " --wheels " + shell_quoted(wheels) +
                         " --budget-gib " + std::to_string(making.budget_gib) + index_arguments(making);

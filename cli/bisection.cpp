@@ -24,6 +24,7 @@
 #include "shared/digest.hpp"
 #include "shared/errors.hpp"
 #include "shared/log.hpp"
+#include "shared/shell_command.hpp"
 #include "shared/statistics.hpp"
 #include "shared/sweep/sweep.hpp"
 #include "shared/wire/protocol.hpp"
@@ -281,10 +282,18 @@ int run_bisection(BisectSettings& settings) {
       const auto found = std::find_if(evidence.begin(), evidence.end(), [&](auto& e) { return e.step == step; });
       return found == evidence.end() ? last.sweep_id : found->sweep_id;
     };
+    // A local agent's environments (made ones, or named with --env) are offered to explain's local agent as well.
+    std::string environments;
+    for (const auto& side : {state.last_good, state.step}) {
+      const auto python = settings.local.environments.find(side);
+      if (plan.field == "env" && !settings.remote && python != settings.local.environments.end()) {
+        environments += " --env " + shell_quoted(side + "=" + python->second.string());
+      }
+    }
     conclusion = "first bad: " + plan.field + "=" + state.step + " (last good: " + state.last_good +
                  ")\nwhy (docs/explain.md): torchsweep explain sweep=" + sweep_of(state.last_good) + "," + plan.field +
                  "=" + state.last_good + " sweep=" + last.sweep_id + "," + plan.field + "=" + state.step + " --db " +
-                 settings.db;
+                 settings.db + environments;
   } else if (state.kind == Kind::inconclusive) {
     conclusion =
         "inconclusive at " + plan.field + "=" + state.step + ": " +

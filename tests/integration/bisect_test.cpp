@@ -357,6 +357,16 @@ TEST_F(Bisect, ReleasedVersionsNoEnvironmentOffersAreMadeWhenAStepNeedsThemAndOn
   }
   EXPECT_FALSE(std::filesystem::exists(made / "torch-2.9.0"));
   EXPECT_NE(bisection.err.find("making environment torch-2.8.0"), std::string::npos) << bisection.err;
+  // The explain it prints for why offers the two made sides to its own local agent: without them it waited, without
+  // end, for an agent that offered them.
+  for (const auto* version : {"2.7.0", "2.8.0"}) {
+    EXPECT_NE(answer.at("conclusion")
+                  .get<std::string>()
+                  .find(" --env 'torch-" + std::string(version) + "=" +
+                        (made / ("torch-" + std::string(version)) / "bin/python3").string() + "'"),
+              std::string::npos)
+        << answer.at("conclusion");
+  }
 
   // Resumed with a made step to measure again (its sweep cancelled): this run's agent offers the environment an
   // earlier run made, found made, instead of waiting for an agent that offers it (it once waited out --timeout-s).
