@@ -85,10 +85,6 @@ order: grouped
 // The job in flight when the budget ends had paid for most of its run: it
 // used to be cancelled with the jobs not yet started; it finishes within
 // the grace and its result is kept.
-
-// The job in flight when the budget ends had paid for most of its run: it
-// used to be cancelled with the jobs not yet started; it finishes within
-// the grace and its result is kept.
 TEST_F(LocalSweeps, AJobInFlightAtTheBudgetFinishesWithinTheGrace) {
   const auto file = write_file("boxed.yaml", R"(
 name: boxed
