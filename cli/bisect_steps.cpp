@@ -35,6 +35,14 @@ std::map<std::string, std::string> environment_versions(const std::vector<nlohma
   return versions;
 }
 
+std::optional<std::string> environment_offering(const std::map<std::string, std::string>& versions,
+                                                const std::string& version) {
+  for (const auto& [name, offered] : versions) {
+    if (version_numbers(offered) == version_numbers(version)) return name;
+  }
+  return std::nullopt;
+}
+
 std::vector<int> version_numbers(const std::string& version) {
   std::vector<int> numbers;
   std::size_t at = 0;

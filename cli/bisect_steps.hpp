@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,5 +37,9 @@ std::vector<std::string> commits_between(const std::filesystem::path& repo, cons
 
 // A PyTorch version's numbers for ordering: "2.10.0+cpu" -> {2, 10, 0}.
 std::vector<int> version_numbers(const std::string& version);
+
+// The environment of `versions` (name -> PyTorch version, environment_versions()) that runs `version`, if one does.
+std::optional<std::string> environment_offering(const std::map<std::string, std::string>& versions,
+                                                const std::string& version);
 
 }  // namespace ts::cli

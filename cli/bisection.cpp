@@ -11,6 +11,7 @@
 
 #include "cli/bisect_environments.hpp"
 #include "cli/bisect_steps.hpp"
+#include "cli/bisect_why.hpp"
 #include "cli/client.hpp"
 #include "cli/commands.hpp"
 #include "cli/confirmation.hpp"
@@ -19,6 +20,7 @@
 #include "cli/table_renderer.hpp"
 #include "cli/terminal_width.hpp"
 #include "readers/bisection.hpp"
+#include "readers/explanation_text.hpp"
 #include "readers/noise.hpp"
 #include "readers/vocabulary.hpp"
 #include "shared/digest.hpp"
@@ -178,6 +180,33 @@ readers::StepEvidence measured(const BisectSettings& settings, const Plan& plan,
   return *evidence;
 }
 
+// --explain: the first bad against the last good, profiled in one paired sweep (an earlier start's, read back, or
+// one run now) and explained; or why it could not be.
+nlohmann::json explained(const BisectSettings& settings, const Plan& plan, const std::string& last_good,
+                         const std::string& first_bad) {
+  WhySweep why{
+      plan.field, last_good, first_bad, plan.configuration, plan.tag, settings.min_runs, settings.profile_steps};
+  auto sweep_id = why_sweep_in(settings.db, why);
+  if (sweep_id) {
+    log::info("why: profiled in pairs by sweep {} already; reading it back", *sweep_id);
+    if (settings.remote) wait_for_sweep(settings.client, *sweep_id, std::chrono::seconds(settings.timeout_s));
+  } else {
+    log::info("why: profiling {}={} and {}={} in pairs, {} runs a side", plan.field, short_name(plan, last_good),
+              plan.field, short_name(plan, first_bad), why.runs);
+    try {
+      sweep_id = run_step(settings, why.document());
+    } catch (const Interrupted& error) {
+      return {{"error", error.what()}};
+    }
+  }
+  try {
+    return explain_pair(settings.db, why, *sweep_id);
+  } catch (const InvalidInput& error) {
+    return {{"error",
+             std::string(error.what()) + " (sweep " + *sweep_id + ": torchsweep status --sweep " + *sweep_id + ")"}};
+  }
+}
+
 }  // namespace
 
 int run_bisection(BisectSettings& settings) {
@@ -275,6 +304,7 @@ int run_bisection(BisectSettings& settings) {
   using Kind = readers::BisectionState::Kind;
   const auto& last = *std::find_if(evidence.begin(), evidence.end(), [&](auto& e) { return e.step == state.step; });
   std::string conclusion;
+  nlohmann::json explanation;  // --explain's, or its error
   int code = exit_code::ok;
   if (state.kind == Kind::first_bad) {
     // Why: the two neighbours' profiles, each side from a sweep that ran it (the good side is in every one).
@@ -290,10 +320,16 @@ int run_bisection(BisectSettings& settings) {
         environments += " --env " + shell_quoted(side + "=" + python->second.string());
       }
     }
-    conclusion = "first bad: " + plan.field + "=" + state.step + " (last good: " + state.last_good +
-                 ")\nwhy (docs/explain.md): torchsweep explain sweep=" + sweep_of(state.last_good) + "," + plan.field +
-                 "=" + state.last_good + " sweep=" + last.sweep_id + "," + plan.field + "=" + state.step + " --db " +
-                 settings.db + environments;
+    conclusion = "first bad: " + plan.field + "=" + state.step + " (last good: " + state.last_good + ")";
+    if (settings.explain) {
+      explanation = explained(settings, plan, state.last_good, state.step);
+    } else {
+      conclusion +=
+          "\nwhy (docs/explain.md): the same command with --explain profiles the two in pairs, or, from "
+          "the steps' own sweeps (measured apart): torchsweep explain sweep=" +
+          sweep_of(state.last_good) + "," + plan.field + "=" + state.last_good + " sweep=" + last.sweep_id + "," +
+          plan.field + "=" + state.step + " --db " + settings.db + environments;
+    }
   } else if (state.kind == Kind::inconclusive) {
     conclusion =
         "inconclusive at " + plan.field + "=" + state.step + ": " +
@@ -310,21 +346,30 @@ int run_bisection(BisectSettings& settings) {
     code = exit_code::invalid_input;
   }
   if (format == Format::json) {
-    std::cout << nlohmann::json{{"bisection", plan.tag},
-                                {"field", plan.field},
-                                {"steps", steps},
-                                {"evidence", readers::row_objects(table)},
-                                {"result", state.kind == Kind::first_bad      ? "first_bad"
-                                           : state.kind == Kind::inconclusive ? "inconclusive"
-                                                                              : "not_regressed"},
-                                {"step", state.step},
-                                {"last_good", state.last_good},
-                                {"conclusion", conclusion}}
-                     .dump(2)
-              << "\n";
+    nlohmann::json answer{{"bisection", plan.tag},
+                          {"field", plan.field},
+                          {"steps", steps},
+                          {"evidence", readers::row_objects(table)},
+                          {"result", state.kind == Kind::first_bad      ? "first_bad"
+                                     : state.kind == Kind::inconclusive ? "inconclusive"
+                                                                        : "not_regressed"},
+                          {"step", state.step},
+                          {"last_good", state.last_good},
+                          {"conclusion", conclusion}};
+    if (!explanation.is_null())
+      answer[explanation.contains("error") ? "explanation_error" : "explanation"] =
+          explanation.contains("error") ? explanation.at("error") : explanation;
+    std::cout << answer.dump(2) << "\n";
   } else {
     std::cout << render(table, format, terminal_width());
     std::cout << conclusion << "\n";
+    if (explanation.contains("error")) {
+      std::cout << "\nnot explained: " << explanation.at("error").get<std::string>() << "\n";
+    } else if (!explanation.is_null()) {
+      std::cout << "\nWhy (" << plan.field << "=" << short_name(plan, state.step) << " against "
+                << short_name(plan, state.last_good) << ", profiled in pairs; docs/explain.md):\n"
+                << readers::explanation_text(explanation);
+    }
   }
   return code;
 }

@@ -4,6 +4,7 @@
 // and a bad side made one configuration slower, each step a sweep of its
 // own through the coordinator or a local agent.
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "cli/bisect_environments.hpp"
@@ -24,10 +25,13 @@ struct BisectSettings {
   ClientSettings client;
   EnvironmentMaking making;
   bool remote = false;  // through client's coordinator, not a local agent
+  bool explain = false;  // the first bad found: profile it and the last good, paired, and explain (cli/bisect_why.hpp)
+  std::optional<int64_t> profile_steps;
 };
 
 // Runs the bisection to its end and prints its evidence table and
-// conclusion (format: table, csv or json) on stdout. Its exit status: 0 the
+// conclusion (format: table, csv or json) on stdout, with --explain the
+// explanation of the first bad against the last good. Its exit status: 0 the
 // first bad step found; 7 a step could not be judged (inconclusive); 2 bad
 // input, or the bad side is not slower; 3 a step's sweep could not run.
 int run_bisection(BisectSettings& settings);

@@ -32,14 +32,6 @@ struct Case {
   std::optional<std::string> good_env;  // an environment offering `before`
 };
 
-// The environment of `versions` (name -> PyTorch version) that runs `version`, if one does.
-std::optional<std::string> offering(const std::map<std::string, std::string>& versions, const std::string& version) {
-  for (const auto& [name, offered] : versions) {
-    if (version_numbers(offered) == version_numbers(version)) return name;
-  }
-  return std::nullopt;
-}
-
 // FIELD=VALUE words of a job, as `torchsweep bisect` reads them.
 std::string fields_of(const json& job) {
   std::string words;
@@ -84,7 +76,7 @@ std::variant<Case, std::string> case_of(store::Database& database, const json& r
   bisected.env = now.configuration.at("env").get<std::string>();
   bisected.job = now.job;
   bisected.job.erase("env");
-  bisected.good_env = offering(environment_versions(capabilities, bisected.runner), bisected.before);
+  bisected.good_env = environment_offering(environment_versions(capabilities, bisected.runner), bisected.before);
   return bisected;
 }
 
@@ -137,6 +129,7 @@ void bisect_regressions(const NightlyBisection& settings, const readers::Table& 
     bisection.timeout_s = settings.timeout.count();
     bisection.client = settings.client;
     bisection.remote = true;
+    bisection.explain = settings.explain;
     try {
       const int code = run_bisection(bisection);
       log::info("bisection of {} ended with exit {}", labels[i], code);

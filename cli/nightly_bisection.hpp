@@ -20,6 +20,7 @@ struct NightlyBisection {
   std::string tag;  // the nightly history's: the baseline is its previous sweep
   RegressionRule rule;
   std::chrono::seconds timeout;  // of each step
+  bool explain = false;          // each first bad found: explained against its last good (bisect --explain)
 };
 
 // Prints, for each regression row of `table` (the night's classified

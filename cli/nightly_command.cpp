@@ -17,6 +17,7 @@
 #include "cli/table_renderer.hpp"
 #include "readers/explanation_text.hpp"
 #include "readers/labels.hpp"
+#include "readers/regression_records.hpp"
 #include "readers/report.hpp"
 #include "readers/why_section.hpp"
 #include "shared/errors.hpp"
@@ -69,6 +70,31 @@ void explain_regressions(const std::string& db, const readers::Table& table, con
   }
 }
 
+// Each regression of the night recorded in the store (through the coordinator, its one writer) and printed with its
+// id: what `torchsweep bisect ID` and `query --regressions` take (docs/bisect.md).
+void record_regressions(const ClientSettings& client, const std::string& db, const readers::Table& table,
+                        const readers::RegressionOptions& options) {
+  const auto records = [&] {
+    auto database = store::open_read_only(db);
+    return readers::regression_records(database, table, options.filter,
+                                       readers::resolve_baseline(database, options.baseline, options.filter),
+                                       options.metric);
+  }();
+  if (records.empty()) return;
+  try {
+    request(client, wire::make_message("record_regressions", {{"regressions", records}}));
+  } catch (const std::exception& error) {
+    log::warn("the night's regressions were not recorded: {}", error.what());
+    return;
+  }
+  std::printf("\nRegressions recorded (torchsweep query --regressions; torchsweep bisect ID, docs/bisect.md):\n");
+  for (const auto& record : records) {
+    std::printf("  %s  %-11s  %s\n", record.at("regression_id").get<std::string>().c_str(),
+                record.at("classification").get<std::string>().c_str(),
+                readers::label_of(record.at("configuration"), readers::configuration_axes()).c_str());
+  }
+}
+
 }  // namespace
 
 Command add_nightly_command(CLI::App& app) {
@@ -93,10 +119,12 @@ Command add_nightly_command(CLI::App& app) {
   command->add_flag("--explain", settings->explain,
                     "torchsweep explain each regression it confirms (with --no-confirm: flags) against the baseline, "
                     "from both nights' profiles (the sweep needs the job field profile)");
-  command->add_flag("--bisect", settings->bisect,
-                    "torchsweep bisect each regression it confirms (with --no-confirm: flags) whose two nights ran "
-                    "different PyTorch versions, over the environments the agents offer between them "
-                    "(docs/bisect.md); --timeout-s bounds each step");
+  command->add_flag(
+      "--bisect", settings->bisect,
+      "torchsweep bisect each regression it confirms (with --no-confirm: flags) whose two nights ran "
+      "different PyTorch versions, over the environments the agents offer between them "
+      "(docs/bisect.md); --timeout-s bounds each step; with --explain, each first bad is explained against "
+      "its last good, profiled in pairs");
   add_confirmation_options(command, settings->runs, settings->timeout_s);
   add_regression_options(command, settings->rule);
   add_client_options(command, settings->client);
@@ -130,10 +158,11 @@ Command add_nightly_command(CLI::App& app) {
                                         : confirm_regressions(settings->client, settings->db, options,
                                                               settings->runs, timeout);
       print_classification(table, Format::table);
+      record_regressions(settings->client, settings->db, table, options);
       if (settings->explain) explain_regressions(settings->db, table, report.filter, settings->tag);
       if (settings->bisect) {
-        bisect_regressions({settings->client, settings->db, settings->tag, settings->rule, timeout}, table,
-                           report.filter);
+        bisect_regressions({settings->client, settings->db, settings->tag, settings->rule, timeout, settings->explain},
+                           table, report.filter);
       }
       auto counted = count_classifications(table);
       if (counted["confirmed"] > 0 || (settings->no_confirm && counted["flagged"] > 0)) {

@@ -9,6 +9,7 @@
 #include "readers/export.hpp"
 #include "readers/noise.hpp"
 #include "readers/query.hpp"
+#include "readers/regression_records.hpp"
 #include "shared/errors.hpp"
 #include "store/migrations.hpp"
 
@@ -21,7 +22,7 @@ Command add_query_command(CLI::App& app) {
     std::vector<std::string> group_by, metrics;
     std::string compare, baseline, memory_metric = readers::QueryOptions{}.memory_metric;
     readers::RegressionRule rule;
-    bool adaptive = false, summary = false, noise = false, calibrations = false;
+    bool adaptive = false, summary = false, noise = false, calibrations = false, regressions = false;
     std::size_t night_runs = readers::NoiseOptions{}.night_runs;
   };
   auto settings = std::make_shared<Settings>();
@@ -50,6 +51,9 @@ Command add_query_command(CLI::App& app) {
   command->add_flag("--calibrations", settings->calibrations,
                     "instead of results: the calibrations torchsweep calibrate recorded, newest first, with their "
                     "hosts, environments and each configuration's noise (docs/noise.md)");
+  command->add_flag("--regressions", settings->regressions,
+                    "instead of results: the regressions nightly recorded (of the --sweep nights, where given), "
+                    "newest first, with the id torchsweep bisect takes (docs/bisect.md)");
   command->add_flag("--summary", settings->summary,
                     "with --compare: a suite's summary, per value of the --group-by axes (none: one row): the "
                     "configurations run, how many passed and the geometric mean of their speedups");
@@ -65,6 +69,10 @@ Command add_query_command(CLI::App& app) {
     }
     if (settings->calibrations) {
       std::cout << render(readers::calibrations_table(database), format, terminal_width());
+      return exit_code::ok;
+    }
+    if (settings->regressions) {
+      std::cout << render(readers::regressions_table(database, settings->filter()), format, terminal_width());
       return exit_code::ok;
     }
     if (settings->noise) {

@@ -233,6 +233,19 @@ nlohmann::json Requests::answer_at_once(const std::string& type, const nlohmann:
     log::info("sweep {}: calibration of {} configurations recorded", sweep_id, rows.size());
     return wire::make_message("calibration_recorded", {{"sweep_id", sweep_id}, {"configurations", rows.size()}});
   }
+  if (type == "record_regressions") {
+    const auto rows = request.at("regressions").get<std::vector<nlohmann::json>>();
+    for (const auto& row : rows) {
+      for (const char* field : {"sweep_id", "baseline_sweep_id"}) {
+        const auto id = row.at(field).get<std::string>();
+        if (store_.sweeps(id).empty()) throw InvalidInput(field, "no sweep with id '" + id + "'");
+      }
+    }
+    batch_.open();
+    store_.record_regressions(rows);
+    log::info("{} regressions recorded", rows.size());
+    return wire::make_message("regressions_recorded", {{"regressions", rows.size()}});
+  }
   throw InvalidInput("type", "unexpected message type '" + type + "' from a client");
 }
 

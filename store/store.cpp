@@ -311,6 +311,29 @@ void Store::record_adaptive_pair(const std::string& sweep_id, const std::string&
       .run();
 }
 
+void Store::record_regressions(const std::vector<nlohmann::json>& regressions) {
+  Transaction transaction(database_);
+  auto insert = database_.prepare(
+      "INSERT OR REPLACE INTO regressions (regression_id, recorded_at, sweep_id, baseline_sweep_id, configuration, "
+      "job, metric, change, p_value, threshold, classification, torch_versions) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+      "?8, ?9, ?10, ?11, ?12)");
+  const auto text = [](const nlohmann::json& value) {
+    return value.is_null() ? std::optional<std::string>() : std::optional<std::string>(value.dump());
+  };
+  const auto real = [](const nlohmann::json& value) {
+    return value.is_number() ? std::optional<double>(value.get<double>()) : std::nullopt;
+  };
+  for (const auto& r : regressions) {
+    insert
+        .bind_all(r.at("regression_id").get<std::string>(), utc_timestamp(), r.at("sweep_id").get<std::string>(),
+                  r.at("baseline_sweep_id").get<std::string>(), r.at("configuration").dump(), text(r.at("job")),
+                  r.at("metric").get<std::string>(), real(r.at("change")), real(r.at("p_value")),
+                  real(r.at("threshold")), r.at("classification").get<std::string>(), r.at("torch_versions").dump())
+        .run();
+  }
+  transaction.commit();
+}
+
 void Store::record_calibration(const std::string& sweep_id, int64_t rounds, int64_t night_runs, double alpha,
                                const std::vector<nlohmann::json>& configurations) {
   Transaction transaction(database_);

@@ -129,6 +129,8 @@ class Store {
   // values) and the noise table's figures (columns of calibration_noise);
   // the hosts, environments and rounds are read from the sweep's results.
   // Replaces an earlier record of the same sweep.
+  // The regressions a nightly found (readers/regression_records.hpp's records), each replacing a row of its id.
+  void record_regressions(const std::vector<nlohmann::json>& regressions);
   void record_calibration(const std::string& sweep_id, int64_t rounds, int64_t night_runs, double alpha,
                           const std::vector<nlohmann::json>& configurations);
   // A sweep's adaptive pairs: pair, rounds, half_width, power, state.

@@ -173,19 +173,55 @@ TEST_F(Bisect, OverEnvironmentsInVersionOrderTheFirstSlowOneIsFoundAndANoisyStep
     extra.insert(extra.end(), {"--env", name + "=" + interpreter(name, version, scale).string()});
   }
   start_node(extra);
-  const auto bisect = [&](const std::string& good, const std::string& bad) {
-    return torchsweep({"bisect", "runner=fake", "model=mlp", "batch_size=4", R"(labels={"noise": "0.02"})", "--good",
-                       "env=" + good, "--bad", "env=" + bad, "--db", db().string(), "--coordinator", endpoint(),
-                       "--max-runs", "8", "--timeout-s", "120", "--format", "json"});
+  const auto bisect = [&](const std::string& good, const std::string& bad, std::vector<std::string> more = {}) {
+    std::vector<std::string> arguments{
+        "bisect",      "runner=fake",   "model=mlp", "batch_size=4", R"(labels={"noise": "0.02"})",
+        "--good",      "env=" + good,   "--bad",     "env=" + bad,   "--db",
+        db().string(), "--coordinator", endpoint(),  "--max-runs",   "8",
+        "--timeout-s", "120",           "--format",  "json"};
+    arguments.insert(arguments.end(), more.begin(), more.end());
+    return torchsweep(arguments);
   };
+  const auto why_sweeps = [&] { return store_rows("SELECT COUNT(*) FROM sweep_tags WHERE tag = 'bisect-why'"); };
   // The steps in version order (2.10 after 2.9); new, then a (good) and c (bad): noisy is never needed.
-  const auto found = bisect("old", "new");
+  const auto found = bisect("old", "new", {"--explain"});
   ASSERT_EQ(found.exit_code, 0) << found.out << found.err;
   const auto first = nlohmann::json::parse(found.out);
   EXPECT_EQ(first.at("steps"), (std::vector<std::string>{"old", "b", "noisy", "a", "c", "d", "new"}));
   EXPECT_EQ(first.at("step"), "c");
   EXPECT_EQ(first.at("last_good"), "a");
   EXPECT_EQ(first.at("evidence").size(), 3u) << first.dump(1);
+  // --explain: a and c profiled in one paired sweep of their own, 5 runs a side, and c's planted 1.4 named: the
+  // slow path c added is 0.4/1.4 of its step, and the operators account for the measured difference.
+  ASSERT_TRUE(first.contains("explanation")) << first.dump(1) << found.err;
+  const auto& explanation = first.at("explanation");
+  EXPECT_EQ(why_sweeps(), "1\n");
+  for (std::size_t side = 0; side < 2; ++side) {
+    const auto& resolved = explanation.at("sides").at(side);
+    EXPECT_EQ(resolved.at("configuration").at("env"), side == 0 ? "a" : "c") << resolved.dump();
+    EXPECT_EQ(resolved.at("runs"), 5) << resolved.dump();
+    EXPECT_EQ(resolved.at("profiled_runs"), 5) << resolved.dump();
+  }
+  // One sweep: "sweep=ID,env=a" and "sweep=ID,env=c".
+  const auto sweep_of = [&](std::size_t side) {
+    const auto spec = explanation.at("sides").at(side).at("spec").get<std::string>();
+    return spec.substr(0, spec.find(','));
+  };
+  EXPECT_EQ(sweep_of(0), sweep_of(1));
+  const auto& top = explanation.at("operators").at(0);
+  EXPECT_EQ(top.at("name"), "fake::slow_path") << explanation.at("operators").dump();
+  EXPECT_EQ(top.at("change"), "added");
+  const auto& reconciliation = explanation.at("reconciliation");
+  EXPECT_NEAR(reconciliation.at("measured_s").get<double>() / explanation.at("timed").at("step_s").at(0).get<double>(),
+              0.4, 0.06)
+      << reconciliation.dump();
+  EXPECT_TRUE(reconciliation.at("within_bound").get<bool>()) << reconciliation.dump();
+  // Run again, the pair's sweep is read back: nothing is profiled twice.
+  const auto again = bisect("old", "new", {"--explain"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(nlohmann::json::parse(again.out).at("explanation").at("operators"), explanation.at("operators"));
+  EXPECT_EQ(why_sweeps(), "1\n");
+  EXPECT_NE(again.err.find("profiled in pairs by sweep"), std::string::npos) << again.err;
 
   // From b to c the first middle is the noisy one: the search stops there, after every run it was allowed.
   const auto stuck = bisect("b", "c");
@@ -251,6 +287,37 @@ TEST_F(Bisect, ANightlyRegressionAfterAnInPlaceUpgradeIsBisectedOverTheOfferedEn
   EXPECT_NE(upgraded.out.find("first bad: env=v28 (last good: v27)"), std::string::npos) << upgraded.out;
   EXPECT_GE(bisection_sweeps(), 3);
 
+  // The night recorded its regression with an id: query --regressions lists it, and `bisect ID` takes its
+  // configuration and both sides from it (bad the night's environment, good the one offering the baseline's
+  // 2.6.0), so it is the nightly's own bisection, read back step by step, nothing measured again.
+  const auto recorded = [&] {
+    const auto listed = torchsweep({"query", "--regressions", "--db", db().string(), "--format", "json"});
+    EXPECT_EQ(listed.exit_code, 0) << listed.err;
+    return nlohmann::json::parse(listed.out);
+  };
+  const auto regressions = recorded();
+  ASSERT_EQ(regressions.size(), 1u) << regressions.dump(1);
+  const auto& regression = regressions.at(0);
+  const auto id = regression.at("regression").get<std::string>();
+  EXPECT_NE(upgraded.out.find(id + "  confirmed"), std::string::npos) << upgraded.out;
+  EXPECT_EQ(regression.at("classification"), "confirmed");
+  EXPECT_EQ(regression.at("torch_before"), "2.6.0");
+  EXPECT_EQ(regression.at("torch_after"), "2.9.0");
+  EXPECT_NEAR(regression.at("change").get<double>(), 0.4, 0.08) << regression.dump();
+  const auto sweeps_before = bisection_sweeps();
+  const auto by_id = torchsweep(
+      {"bisect", id, "--db", db().string(), "--coordinator", endpoint(), "--timeout-s", "120", "--format", "json"});
+  ASSERT_EQ(by_id.exit_code, 0) << by_id.out << by_id.err;
+  const auto answer = nlohmann::json::parse(by_id.out);
+  EXPECT_EQ(answer.at("step"), "v28");
+  EXPECT_EQ(answer.at("last_good"), "v27");
+  EXPECT_EQ(answer.at("steps"), (std::vector<std::string>{"v26", "v27", "v28", "nightly"}));  // v29 is 2.9.0 too
+  EXPECT_EQ(bisection_sweeps(), sweeps_before);
+  EXPECT_NE(by_id.err.find("measured by sweep"), std::string::npos) << by_id.err;
+  const auto no_such = torchsweep({"bisect", "r-0123456789ab", "--db", db().string(), "--coordinator", endpoint()});
+  EXPECT_EQ(no_such.exit_code, exit_code::invalid_input);
+  EXPECT_NE(no_such.err.find("no stored regression 'r-0123456789ab'"), std::string::npos) << no_such.err;
+
   // v29 is gone: no agent offers the baseline night's 2.9.0.
   start_night("2.10.0", "2.0", 3);
   const auto unoffered = night();
@@ -262,6 +329,15 @@ TEST_F(Bisect, ANightlyRegressionAfterAnInPlaceUpgradeIsBisectedOverTheOfferedEn
   EXPECT_NE(unoffered.out.find("torchsweep-make-environment make torch-2.9.0 --pin torch==2.9.0"), std::string::npos)
       << unoffered.out;
   EXPECT_NE(unoffered.out.find("--good env=torch-2.9.0 --bad env=nightly"), std::string::npos) << unoffered.out;
+  // Its id says the same: no good side to take.
+  const auto newest = recorded();
+  ASSERT_EQ(newest.size(), 2u) << newest.dump(1);
+  const auto refused = torchsweep(
+      {"bisect", newest.at(0).at("regression").get<std::string>(), "--db", db().string(), "--coordinator", endpoint()});
+  EXPECT_EQ(refused.exit_code, exit_code::invalid_input) << refused.out;
+  EXPECT_NE(refused.err.find("no agent offers PyTorch 2.9.0 (the baseline night's) with runner fake"),
+            std::string::npos)
+      << refused.err;
 }
 
 // Fake torch wheels (py3-none-any): torch/__init__.py with the version and a SLOWDOWN the fake runner applies.

@@ -198,8 +198,10 @@ scale *= dict((entry.split("=")[0], float(entry.split("=")[1])) for entry in lab
     socket.gethostname(), 1.0)
 # labels.scale_file: a file holding a factor for every job's times, read when
 # the job runs, so a test can slow the "code" down between two sweeps.
+# What a test planted (the scale file, a slow environment, the model code's SCALE): a profile's fake::slow_path.
+planted = 1.0
 if "scale_file" in labels and os.path.exists(labels["scale_file"]):
-    scale *= float(open(labels["scale_file"]).read())
+    planted *= float(open(labels["scale_file"]).read())
 # labels.noise: each job's times off by up to that fraction, drawn from its
 # ordinal (the same sweep file gives the same draws on every run).
 scale *= 1.0 + float(labels.get("noise", "0")) * __import__("random").Random(int(job["job_id"].split("/")[-1])).uniform(-1, 1)
@@ -208,13 +210,16 @@ if environment_scale == "alternate":
     counter = os.environ["TS_FAKE_COUNTER"]
     count = int(open(counter).read()) if os.path.exists(counter) else 0
     open(counter, "w").write(str(count + 1))
-    environment_scale = 0.7 if count % 2 else 1.6
-scale *= float(environment_scale) * (fake_torch.SLOWDOWN if fake_torch else 1.0)
+    scale *= 0.7 if count % 2 else 1.6
+else:
+    planted *= float(environment_scale)
+planted *= fake_torch.SLOWDOWN if fake_torch else 1.0
 # labels.scale_from_model: a file under the job's model_root holding "SCALE = x": the user's model code (at a
 # commit, for torchsweep bisect --repo) sets the speed.
 if "scale_from_model" in labels:
     code = open(os.path.join(job["model_root"], labels["scale_from_model"])).read()
-    scale *= float(code.split("SCALE =")[1].split()[0])
+    planted *= float(code.split("SCALE =")[1].split()[0])
+scale *= planted
 result["execution"]["mode"] = job.get("mode", "eager")
 timing = result["timing"]
 timing["epoch_seconds"] = [t * scale * job["batch_size"] for t in timing["epoch_seconds"]]
@@ -233,11 +238,10 @@ if "epoch_noise" in labels:
     timing["median_epoch_seconds"] = sorted(timing["epoch_seconds"])[len(timing["epoch_seconds"]) // 2]
     timing["median_step_seconds"] = timing["median_epoch_seconds"] / iters
 # job.profile: a profile section (docs/explain.md) whose operators add up to the step: the work, and what
-# labels.scale_file added to it as fake::slow_path, which explain names.
+# the planted factor added to it as fake::slow_path, which explain names.
 if job.get("profile"):
     step = timing["median_step_seconds"]
-    slowed = float(open(labels["scale_file"]).read()) if os.path.exists(labels.get("scale_file", "")) else 1.0
-    rows = [("fake::work", 4, 0.9 * step / slowed), ("fake::slow_path", 2, step - step / slowed)]
+    rows = [("fake::work", 4, 0.9 * step / planted), ("fake::slow_path", 2, step - step / planted)]
     operators = [{"name": name, "calls": calls, "self_cpu_s": seconds, "cpu_total_s": seconds,
                   "self_device_s": 0.0, "device_total_s": 0.0} for name, calls, seconds in rows if seconds > 0]
     result["profile"] = {"status": "ok", "profiler": "fake", "steps": 2, "activities": ["cpu"],
