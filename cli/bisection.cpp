@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <set>
 
@@ -75,7 +76,8 @@ nlohmann::json step_sweep(const Plan& plan, const BisectSettings& settings, cons
               {"power", settings.power},
               {"slowdown", slowdown},
               {"alpha", plan.rule.alpha},
-              {"threshold", plan.rule.threshold}}}}}};
+              {"threshold", plan.rule.threshold},
+              {"decided", true}}}}}};
 }
 
 // A local step's sweep interrupted (Ctrl-C): it was cancelled, and the bisection ends (exit 3).
@@ -146,7 +148,7 @@ readers::StepEvidence judged(const BisectSettings& settings, const Plan& plan, c
 // The step's evidence: from the sweep an earlier start of the same bisection ran (waited for if it still runs), or
 // from a sweep run now. An earlier sweep that stopped undecided short of --max-runs (a larger one now) is run again.
 readers::StepEvidence measured(const BisectSettings& settings, const Plan& plan, const std::string& step,
-                               double slowdown) {
+                               double slowdown, const std::function<void()>& before_running) {
   const auto existing = [&] {
     if (!std::filesystem::exists(settings.db)) return std::map<std::string, std::string>{};
     auto database = store::open_read_only(settings.db);
@@ -168,6 +170,7 @@ readers::StepEvidence measured(const BisectSettings& settings, const Plan& plan,
   if (!evidence) {
     log::info("{}={}: measuring it beside {}={}", plan.field, short_name(plan, step), plan.field,
               short_name(plan, plan.good));
+    before_running();
     evidence = judged(settings, plan, step, run_step(settings, step_sweep(plan, settings, step, slowdown)));
   }
   if (evidence->runs.empty() || evidence->reference_runs.empty()) {
@@ -183,7 +186,7 @@ readers::StepEvidence measured(const BisectSettings& settings, const Plan& plan,
 // --explain: the first bad against the last good, profiled in one paired sweep (an earlier start's, read back, or
 // one run now) and explained; or why it could not be.
 nlohmann::json explained(const BisectSettings& settings, const Plan& plan, const std::string& last_good,
-                         const std::string& first_bad) {
+                         const std::string& first_bad, const std::function<void()>& before_running) {
   WhySweep why{
       plan.field, last_good, first_bad, plan.configuration, plan.tag, settings.min_runs, settings.profile_steps};
   auto sweep_id = why_sweep_in(settings.db, why);
@@ -194,6 +197,7 @@ nlohmann::json explained(const BisectSettings& settings, const Plan& plan, const
     log::info("why: profiling {}={} and {}={} in pairs, {} runs a side", plan.field, short_name(plan, last_good),
               plan.field, short_name(plan, first_bad), why.runs);
     try {
+      before_running();
       sweep_id = run_step(settings, why.document());
     } catch (const Interrupted& error) {
       return {{"error", error.what()}};
@@ -212,6 +216,7 @@ nlohmann::json explained(const BisectSettings& settings, const Plan& plan, const
 int run_bisection(BisectSettings& settings) {
   const auto format = parse_format(settings.format, "--format");
   if (settings.max_runs < settings.min_runs) throw InvalidInput("--max-runs", "below --min-runs");
+  if (!settings.remote) migrate_for_local_agent(settings.db);
   Plan plan;
   plan.rule = settings.rule;
   plan.configuration = settings.configuration;
@@ -264,14 +269,17 @@ int run_bisection(BisectSettings& settings) {
   std::vector<readers::StepEvidence> evidence;
   double slowdown = settings.slowdown;
   std::set<std::string> to_make;  // released versions no environment offers (--make-environments)
+  // Made (or found made before) for the local agent to offer, when a sweep runs the step: not for a step read
+  // back from the store, whose environment the disk budget may have removed since.
+  const auto make_if_needed = [&](const std::string& step) {
+    if (to_make.contains(step) && !settings.local.environments.contains(step)) {
+      settings.local.environments[step] = make_environment(settings.making, step, made_version(step));
+    }
+  };
   auto state = readers::next_step(steps, verdicts);
   while (state.kind == readers::BisectionState::Kind::measure) {
-    // A released version no environment offers: made now (or found made before), for the local agent to offer.
-    if (to_make.contains(state.step) && !settings.local.environments.contains(state.step)) {
-      settings.local.environments[state.step] = make_environment(settings.making, state.step, made_version(state.step));
-    }
     try {
-      evidence.push_back(measured(settings, plan, state.step, slowdown));
+      evidence.push_back(measured(settings, plan, state.step, slowdown, [&] { make_if_needed(state.step); }));
     } catch (const Interrupted& error) {
       std::cerr << error.what() << "; run the same command again to resume from the steps measured\n";
       return exit_code::run_failed;
@@ -322,7 +330,10 @@ int run_bisection(BisectSettings& settings) {
     }
     conclusion = "first bad: " + plan.field + "=" + state.step + " (last good: " + state.last_good + ")";
     if (settings.explain) {
-      explanation = explained(settings, plan, state.last_good, state.step);
+      explanation = explained(settings, plan, state.last_good, state.step, [&] {
+        make_if_needed(state.last_good);
+        make_if_needed(state.step);
+      });
     } else {
       conclusion +=
           "\nwhy (docs/explain.md): the same command with --explain profiles the two in pairs, or, from "

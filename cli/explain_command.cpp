@@ -108,6 +108,7 @@ Command add_explain_command(CLI::App& app) {
     auto options = settings->explain;
     options.filter = settings->filter();
     options.sides = {readers::parse_side("A", settings->a), readers::parse_side("B", settings->b)};
+    if (!settings->no_profile && coordinator->count() == 0) migrate_for_local_agent(settings->db);
     const auto unprofiled = [&] {
       auto database = store::open_read_only(settings->db);
       std::vector<readers::ExplainSide> missing;

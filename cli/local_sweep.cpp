@@ -5,6 +5,7 @@
 
 #include <boost/asio.hpp>
 #include <cstdio>
+#include <filesystem>
 
 #include "agent/agent.hpp"
 #include "agent/allowed_roots.hpp"
@@ -154,6 +155,10 @@ void add_local_sweep_options(CLI::App* command, LocalSweepSettings& settings) {
   add_local_agent_options(command, settings);
 }
 
+void migrate_for_local_agent(const std::string& db) {
+  if (std::filesystem::exists(db)) store::Store{db};
+}
+
 int run_local_sweep(const LocalSweepSettings& settings, const nlohmann::json& spec,
                     const std::function<void(store::Store&, const std::string&)>& report) {
   // Bad files, and data folders or models the local agent may not read, fail here, before anything is created.
@@ -192,8 +197,9 @@ int run_local_sweep(const LocalSweepSettings& settings, const nlohmann::json& sp
   agent::Agent local(io, agent_options);
   local.start();
 
-  // Checked against what the local agent's runners run: it has not said hello yet.
-  const auto submission = server.requests().submit(spec, settings.sweep, submitter_name(), {local.capabilities()});
+  // Checked against what the local agent's runners run, and that alone: it has not said hello yet, and the agents
+  // of earlier runs the store remembers will not run this one.
+  const auto submission = server.requests().submit(spec, settings.sweep, submitter_name(), local.capabilities());
   std::fprintf(stderr, "sweep %s: %zu jobs (%zu configurations); store %s\n", submission.sweep_id.c_str(),
                submission.jobs, submission.configurations, settings.db.c_str());
   ProgressReport progress(submission.jobs, store);

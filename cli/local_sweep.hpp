@@ -37,4 +37,8 @@ void add_local_sweep_options(CLI::App* command, LocalSweepSettings& settings);
 int run_local_sweep(const LocalSweepSettings& settings, const nlohmann::json& spec,
                     const std::function<void(store::Store&, const std::string&)>& report);
 
+// A command whose local agent will write the store `db` (bisect, explain) migrates an existing one first, as
+// run_local_sweep would, so that what it reads before its first sweep reads this version's schema.
+void migrate_for_local_agent(const std::string& db);
+
 }  // namespace ts::cli

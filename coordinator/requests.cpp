@@ -31,10 +31,8 @@ std::string new_sweep_id(const std::string& name) {
 
 }  // namespace
 
-SubmissionContext Requests::submission_context(const std::vector<nlohmann::json>& also_known) {
-  SubmissionContext context{store_.agent_capabilities(), store::model_lists(store_.database())};
-  context.capabilities.insert(context.capabilities.end(), also_known.begin(), also_known.end());
-  return context;
+SubmissionContext Requests::submission_context() {
+  return {store_.agent_capabilities(), store::model_lists(store_.database())};
 }
 
 PreparedSubmission prepare_submission(const nlohmann::json& spec, const std::string& origin,
@@ -42,8 +40,10 @@ PreparedSubmission prepare_submission(const nlohmann::json& spec, const std::str
   PreparedSubmission prepared{sweep::expand(spec, origin), {}, {}, {}};
   const auto& sweep = prepared.sweep;
   // A model no runner of its name runs is refused now, not at 3 a.m.
-  prepared.warnings = sweep::check_runnable(sweep, sweep::known_runners(context.capabilities, context.lists),
-                                            "as the agents that ever registered reported");
+  prepared.warnings = sweep::check_runnable(
+      sweep, sweep::known_runners(context.capabilities, context.lists),
+      context.complete ? "as this run's agent reported" : "as the agents that ever registered reported",
+      context.complete);
   prepared.record = {new_sweep_id(sweep.name), sweep.name,     sweep.spec, sweep.tags, submitter,
                      sweep.priority,           utc_timestamp()};
   prepared.jobs.reserve(sweep.jobs.size());
@@ -84,8 +84,11 @@ Submission Requests::submitted(const PreparedSubmission& prepared) {
 }
 
 Submission Requests::submit(const nlohmann::json& spec, const std::string& origin, const std::string& submitter,
-                            const std::vector<nlohmann::json>& also_known) {
-  const auto prepared = prepare_submission(spec, origin, submitter, submission_context(also_known));
+                            const std::optional<nlohmann::json>& only_agent) {
+  const auto prepared =
+      prepare_submission(spec, origin, submitter,
+                         only_agent ? SubmissionContext{{*only_agent}, store::model_lists(store_.database()), true}
+                                    : submission_context());
   batch_.open();
   const auto settings = store_sweep(prepared);
   queue_jobs(prepared, 0, prepared.jobs.size(), settings);
@@ -104,7 +107,7 @@ asio::awaitable<Submission> Requests::submit_in_turns(const nlohmann::json& spec
                                                       const std::string& submitter, asio::thread_pool& pool,
                                                       Turns& turns) {
   SubmissionContext context;
-  co_await turns.run([&] { context = submission_context({}); });
+  co_await turns.run([&] { context = submission_context(); });
   // Expanded and each job validated off the loop.
   auto prepared = co_await asio::co_spawn(
       pool,

@@ -6,6 +6,7 @@
 #include <boost/asio.hpp>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +39,7 @@ struct Submission {
 struct SubmissionContext {
   std::vector<nlohmann::json> capabilities;
   sweep::ModelLists lists;
+  bool complete = false;  // `capabilities` are every agent that will run it (sweep::check_runnable)
 };
 
 // A sweep expanded, each job validated, checked against the context and
@@ -69,10 +71,12 @@ class Requests {
 
   // Validates, expands and stores a sweep, then queues its jobs. Throws
   // ts::InvalidInput naming `origin` and the field of a bad sweep, or a
-  // model no runner runs as the agents that ever registered reported, with
-  // `also_known` (capabilities of agents about to connect: `run`'s own).
+  // model no runner runs as the agents that ever registered reported; with
+  // `only_agent` (a local run's own agent, about to connect), as that agent
+  // reported alone: a runner or environment it lacks is refused, since
+  // the store's earlier agents will not run it.
   Submission submit(const nlohmann::json& spec, const std::string& origin, const std::string& submitter,
-                    const std::vector<nlohmann::json>& also_known = {});
+                    const std::optional<nlohmann::json>& only_agent = std::nullopt);
   // The same for a client's submission, sparing the loop (docs/operations.md):
   // expanded and validated on `pool`, then stored and queued a chunk a turn
   // in one transaction of the write batch, committed whole.
@@ -104,7 +108,7 @@ class Requests {
   // The sweep id a cancel names (empty for one job's); throws ts::InvalidInput for an unknown sweep or job.
   std::string cancelled_sweep_id(const std::string& sweep, const std::string& job);
   nlohmann::json answer_at_once(const std::string& type, const nlohmann::json& request);
-  SubmissionContext submission_context(const std::vector<nlohmann::json>& also_known);
+  SubmissionContext submission_context();
   // The steps of a submission on the loop: its sweep's row (the settings its
   // jobs are placed by), its jobs from `begin` to `end`, and its end (the
   // log line, a dispatch, the answer).

@@ -26,18 +26,12 @@ StepEvidence judge_step(std::string step, std::vector<double> runs, std::vector<
   if (evidence.runs.empty() || evidence.reference_runs.empty()) return evidence;
   auto at_threshold = rule;
   at_threshold.threshold = threshold;
-  const auto judgement = judge_change(evidence.runs, evidence.reference_runs, false, at_threshold);
-  evidence.p_value = judgement.p_value;
-  if (std::min(evidence.runs.size(), evidence.reference_runs.size()) >= stats::minimum_runs_for_interval) {
-    stats::BootstrapOptions options;
-    options.seed = seed;
-    evidence.ratio = stats::ratio_of_medians(evidence.runs, evidence.reference_runs, options);
-  }
-  if (judgement.verdict == "regressed") {
-    evidence.verdict = StepVerdict::bad;
-  } else if (evidence.ratio && evidence.ratio->high < 1 + threshold) {
-    evidence.verdict = StepVerdict::good;
-  }
+  const auto judged = judge_slowdown(evidence.runs, evidence.reference_runs, at_threshold, seed);
+  evidence.p_value = judged.p_value;
+  evidence.ratio = judged.ratio;
+  evidence.verdict = judged.verdict == Slowdown::slower       ? StepVerdict::bad
+                     : judged.verdict == Slowdown::not_slower ? StepVerdict::good
+                                                              : StepVerdict::inconclusive;
   return evidence;
 }
 

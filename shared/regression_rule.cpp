@@ -19,6 +19,25 @@ Judgement judge_change(const std::vector<double>& now, const std::vector<double>
   return judgement;
 }
 
+SlowdownJudgement judge_slowdown(const std::vector<double>& now, const std::vector<double>& then,
+                                 const RegressionRule& rule, std::uint64_t seed) {
+  SlowdownJudgement judged;
+  if (now.empty() || then.empty()) return judged;
+  const auto change = judge_change(now, then, false, rule);
+  judged.p_value = change.p_value;
+  if (std::min(now.size(), then.size()) >= stats::minimum_runs_for_interval) {
+    stats::BootstrapOptions options;
+    options.seed = seed;
+    judged.ratio = stats::ratio_of_medians(now, then, options);
+  }
+  if (change.verdict == "regressed") {
+    judged.verdict = Slowdown::slower;
+  } else if (judged.ratio && judged.ratio->high < 1 + rule.threshold) {
+    judged.verdict = Slowdown::not_slower;
+  }
+  return judged;
+}
+
 double needed_threshold(double run_variance, std::size_t n, std::size_t m, const RegressionRule& rule) {
   const double sides = 1.0 / static_cast<double>(n) + 1.0 / static_cast<double>(m);
   return std::exp(stats::two_sided_z(1 - rule.alpha) * std::sqrt(run_variance * sides)) - 1;

@@ -5,9 +5,12 @@
 // repeats may run until it has the power asked for. Shared by the readers
 // and the coordinator, so that there is one rule.
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "shared/statistics.hpp"
 
 namespace ts {
 
@@ -33,6 +36,22 @@ struct Judgement {
 // which way is worse.
 Judgement judge_change(const std::vector<double>& now, const std::vector<double>& then, bool higher_is_better,
                        const RegressionRule& rule);
+
+// Whether `now` (a time: lower is better) is slower than `then` by more than
+// the rule's threshold, as a bisection judges a step (docs/bisect.md) and
+// adaptive repeats `until.decided` wait for (docs/sweeps.md): slower when the
+// rule calls it regressed; not slower when the 95% interval of the ratio of
+// their medians (now over then, seeded by `seed`; from
+// stats::minimum_runs_for_interval runs a side) lies wholly below 1 +
+// threshold; else undecided.
+enum class Slowdown { slower, not_slower, undecided };
+struct SlowdownJudgement {
+  Slowdown verdict = Slowdown::undecided;
+  double p_value = 1;
+  std::optional<stats::Interval> ratio;
+};
+SlowdownJudgement judge_slowdown(const std::vector<double>& now, const std::vector<double>& then,
+                                 const RegressionRule& rule, std::uint64_t seed = 0);
 
 // The change that the difference of two nights' means of n and m runs
 // exceeds by chance with probability alpha / 2, for runs whose logs vary by

@@ -52,7 +52,8 @@ KnownRunners known_runners(const std::vector<nlohmann::json>& capabilities, cons
   return known;
 }
 
-std::vector<std::string> check_runnable(const Sweep& sweep, const KnownRunners& known, const std::string& source) {
+std::vector<std::string> check_runnable(const Sweep& sweep, const KnownRunners& known, const std::string& source,
+                                        bool complete) {
   std::set<std::string> unknown_runners;
   bool environments_unchecked = false;
   const auto listed = [](const auto& names) {
@@ -64,10 +65,11 @@ std::vector<std::string> check_runnable(const Sweep& sweep, const KnownRunners& 
     const auto runner = job_fields::get<std::string>(job.document, "runner");
     const std::set<std::string>* env_models = nullptr;  // what the runner listed in the job's environment
     std::string env_name;
+    bool in_environment = false;  // the job's env offers its runner
     if (const auto env = job_fields::get<nlohmann::json>(job.document, "env"); env.is_string()) {
       const auto name = env.get<std::string>();
       const auto offered = known.environments.find(name);
-      if (known.environments.empty()) {
+      if (known.environments.empty() && !complete) {
         environments_unchecked = true;
       } else if (offered == known.environments.end()) {
         std::vector<std::string> names;
@@ -79,13 +81,21 @@ std::vector<std::string> check_runnable(const Sweep& sweep, const KnownRunners& 
         for (const auto& [other, models] : offered->second) runners.push_back(other);
         throw InvalidInput("env", "runner '" + runner + "' does not run in environment '" + name +
                                       "' (there: " + listed(runners) + ", " + source + ")");
-      } else if (!there->second.empty()) {
-        env_models = &there->second;
-        env_name = name;
+      } else {
+        in_environment = true;
+        if (!there->second.empty()) {
+          env_models = &there->second;
+          env_name = name;
+        }
       }
     }
     const auto found = known.runners.find(runner);
     if (found == known.runners.end()) {
+      if (complete && !in_environment) {
+        std::vector<std::string> names;
+        for (const auto& [other, support] : known.runners) names.push_back(other);
+        throw InvalidInput("runner", "no runner '" + runner + "' (runners: " + listed(names) + ", " + source + ")");
+      }
       unknown_runners.insert(runner);
       continue;
     }

@@ -44,6 +44,10 @@ KnownRunners known_runners(const std::vector<nlohmann::json>& capabilities, cons
 // warning per runner the sweep names that `known` lacks, and one when jobs
 // name environments but no agent said which it offers.
 // `source` says where `known` came from, e.g. "as its agents reported".
-std::vector<std::string> check_runnable(const Sweep& sweep, const KnownRunners& known, const std::string& source);
+// `complete`: `known` is every agent that will run the sweep (a local run's
+// own): a runner it lacks, or an environment it does not offer, is refused
+// rather than left unchecked, since no agent to come would run the job.
+std::vector<std::string> check_runnable(const Sweep& sweep, const KnownRunners& known, const std::string& source,
+                                        bool complete = false);
 
 }  // namespace ts::sweep

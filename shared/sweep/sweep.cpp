@@ -230,6 +230,7 @@ Sweep parse(const nlohmann::json& spec, const std::string& origin) {
       rule.slowdown = value_or_default<double>(until, "slowdown", adaptive_properties().at("until").at("properties"));
       rule.judge.alpha = until.value("alpha", rule.judge.alpha);
       rule.judge.threshold = until.value("threshold", rule.judge.threshold);
+      rule.decided = value_or_default<bool>(until, "decided", adaptive_properties().at("until").at("properties"));
     }
     sweep.repeats = rule.min;
     sweep.adaptive = std::move(rule);

@@ -41,6 +41,9 @@ struct AdaptiveRepeats {
   std::optional<double> ci_half_width, power;
   double slowdown{};
   RegressionRule judge;
+  // With power: also until `judge` decides the pair (the other side slower, or its ratio's interval below 1 +
+  // threshold: judge_slowdown), else on to max.
+  bool decided{};
 };
 
 // Every member is set by parse(); none carries a default of its own.

@@ -68,5 +68,26 @@ TEST(AdaptiveRepeats, UntilPowerANoisyPairRunsToItsMaximumAndTheSpeedupDoesNotCo
   EXPECT_FALSE(decide(rule, 1, one, one).power) << "one run a side: no spread";
 }
 
+// until.decided (a bisection's steps, docs/bisect.md): a pair 4% apart, quiet enough for the power at 5 runs,
+// whose ratio's interval straddles 1 + the 5% threshold. The power alone stops it undecided (a bisection then
+// called its step inconclusive with runs to spare); `decided` keeps it going to max, and stops a decided pair.
+TEST(AdaptiveRepeats, UntilDecidedThePowerAloneDoesNotStopAPairTheRuleCannotJudgeYet) {
+  const std::vector<double> reference{1.00, 1.01, 0.99, 1.02, 0.98};
+  const auto times = [&](double factor) {
+    std::vector<double> scaled;
+    for (const double run : reference) scaled.push_back(run * factor);
+    return scaled;
+  };
+  auto rule = until_power(0.9);
+  const auto undecided = decide(rule, 5, reference, times(1.04));
+  ASSERT_EQ(undecided.kind, AdaptiveDecision::Kind::converged) << "the power alone";
+  EXPECT_GT(undecided.power.value_or(0), 0.9);
+  rule.decided = true;
+  EXPECT_EQ(decide(rule, 5, reference, times(1.04)).kind, AdaptiveDecision::Kind::another_round);
+  EXPECT_EQ(decide(rule, 8, reference, times(1.04)).kind, AdaptiveDecision::Kind::max_reached);
+  EXPECT_EQ(decide(rule, 5, reference, times(1.3)).kind, AdaptiveDecision::Kind::converged) << "slower";
+  EXPECT_EQ(decide(rule, 5, reference, times(1.0)).kind, AdaptiveDecision::Kind::converged) << "not slower";
+}
+
 }  // namespace
 }  // namespace ts::coordinator

@@ -450,8 +450,16 @@ TEST_F(Bisect, ReleasedVersionsNoEnvironmentOffersAreMadeWhenAStepNeedsThemAndOn
       .execute(
           "UPDATE sweeps SET state = 'cancelled' WHERE sweep_id IN (SELECT s.sweep_id FROM sweeps s JOIN jobs j "
           "ON j.sweep_id = s.sweep_id WHERE json_extract(j.document, '$.env') = 'torch-2.8.0')");
+  // Its store a schema version older, as an earlier torchsweep left it (migration 27 undone): the local bisection
+  // migrates it first, as `run` does; it once refused to read it ("reading never migrates a store").
+  store::Database(db().string()).execute("DROP TABLE regressions; PRAGMA user_version = 26");
+  // And 2.7.0's environment removed since (as --disk-budget-gib removes the least recently used): its step is read
+  // back from the store, so it is not made again (it once was, before the step was even looked up).
+  std::filesystem::remove_all(made / "torch-2.7.0");
   const auto resumed = bisect();
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_EQ(resumed.err.find("making environment torch-2.7.0"), std::string::npos) << resumed.err;
+  EXPECT_FALSE(std::filesystem::exists(made / "torch-2.7.0"));
   EXPECT_EQ(nlohmann::json::parse(resumed.out).at("step"), "torch-2.8.0");
   EXPECT_NE(resumed.err.find("env=torch-2.8.0: measuring it beside env=torch-2.6.0"), std::string::npos) << resumed.err;
   EXPECT_FALSE(std::filesystem::exists(made / "torch-2.9.0"));

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "shared/errors.hpp"
 #include "tests/support/cluster.hpp"
 
 namespace ts {
@@ -103,11 +104,39 @@ order: grouped
   EXPECT_EQ(results().size(), 2u);
 }
 
-// An A/A calibration (docs/noise.md): every configuration run --rounds times
-// as separate processes, its noise split by level. The fake runner's jobs
-// are off by a uniform draw of up to 6% (between processes: a spread of
-// 0.06 / sqrt(3) = 0.035) and each of its 3 epochs by a Gaussian of 2%
-// (within).
+// A local run's agent is the only one that will run its sweep: an environment (or a runner) only an earlier
+// run's agent offered, which the store still remembers, is refused at once. Before 2026-12-07 the submit check
+// took the store's agents too, passed, and the run waited for an agent that never came until its budget ran out.
+TEST_F(LocalSweeps, AnEnvironmentOnlyAnEarlierRunsAgentOfferedIsRefusedNotWaitedFor) {
+  const auto file = write_file("extra.yaml",
+                               "name: extra\naxes: {batch_size: [2]}\nfixed: {runner: fake, model: mlp, "
+                               "env: extra}\n");
+  const auto run = [&](std::vector<std::string> more) {
+    std::vector<std::string> args{"run",
+                                  file.string(),
+                                  "--db",
+                                  db().string(),
+                                  "--python-runner",
+                                  "fake=" + fake_runner().string(),
+                                  "--no-default-runners",
+                                  "--peak-probe",
+                                  "off",
+                                  "--work-dir",
+                                  (directory_ / "w").string(),
+                                  "--no-report",
+                                  "--budget-s",
+                                  "60"};
+    args.insert(args.end(), more.begin(), more.end());
+    return torchsweep(args);
+  };
+  ASSERT_EQ(run({"--env", "extra=/usr/bin/python3"}).exit_code, 0);
+  const auto not_offered = run({});
+  EXPECT_EQ(not_offered.exit_code, exit_code::invalid_input) << not_offered.err;
+  EXPECT_NE(not_offered.err.find("no agent offers environment 'extra' (offered: none, as this run's agent reported)"),
+            std::string::npos)
+      << not_offered.err;
+  EXPECT_EQ(results().size(), 1u);  // nothing stored, nothing waited for
+}
 
 // An A/A calibration (docs/noise.md): every configuration run --rounds times
 // as separate processes, its noise split by level. The fake runner's jobs
