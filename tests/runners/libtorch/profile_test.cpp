@@ -2,6 +2,8 @@
 // profiled jobs (the summary's arithmetic: tests/shared/profile_summary_test.cpp).
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "runners/libtorch/experiment.hpp"
 #include "shared/digest.hpp"
 #include "shared/gzip_file.hpp"
@@ -53,9 +55,14 @@ TEST(Profile, AProfiledJobKeepsItsTimedFiguresAndSummarizesWhatRanAfterThem) {
   EXPECT_DOUBLE_EQ(row(profile.at("operators"), "ProfilerStep*").at("calls"), 1.0);  // the step marks, one a step
   EXPECT_GT(profile.at("totals").at("self_cpu_s").get<double>(), 0.0);
   EXPECT_GE(profile.at("totals").at("operators").get<std::size_t>(), profile.at("operators").size());
+  // Shapes recorded: an addmm row with one of the MLP's three layers' shapes. Any of the three, not one of them:
+  // the section keeps the 30 heaviest (name, shapes) rows, and under load the small output layer's fell out of them
+  // (6 of 30 runs beside two busy loops, 2026-12-07).
+  const std::set<std::string> layers{"[[32], [8, 16], [16, 32], [], []]", "[[32], [8, 32], [32, 32], [], []]",
+                                     "[[4], [8, 32], [32, 4], [], []]"};
   bool shaped_addmm = false;
   for (const auto& entry : profile.at("operator_shapes")) {
-    shaped_addmm |= entry.at("name") == "aten::addmm" && entry.at("input_shapes") == "[[4], [8, 32], [32, 4], [], []]";
+    shaped_addmm |= entry.at("name") == "aten::addmm" && layers.contains(entry.at("input_shapes").get<std::string>());
   }
   EXPECT_TRUE(shaped_addmm) << profile.at("operator_shapes").dump();
 
