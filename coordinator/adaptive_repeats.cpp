@@ -48,13 +48,15 @@ AdaptiveDecision decide(const AdaptiveRule& rule, int64_t rounds, std::span<cons
     decision.power = detection_power(run_sd, other.size(), reference.size(), rule.slowdown, rule.judge);
   }
   const bool narrow = rule.ci_half_width && decision.half_width && *decision.half_width <= *rule.ci_half_width;
-  // until.decided: the power alone does not stop a pair the rule cannot judge yet.
-  const bool decided =
-      !rule.decided ||
-      judge_slowdown({other.begin(), other.end()}, {reference.begin(), reference.end()}, rule.judge).verdict !=
-          Slowdown::undecided;
-  const bool powerful = rule.power && decision.power && *decision.power >= *rule.power && decided;
-  if (rounds >= rule.min && (narrow || powerful)) {
+  const bool powerful = rule.power && decision.power && *decision.power >= *rule.power;
+  // until.decided: the power alone does not stop a pair the rule cannot judge yet. Judged (a bootstrap) only once
+  // the pair could stop, not every round.
+  const auto decided = [&] {
+    return !rule.decided ||
+           judge_slowdown({other.begin(), other.end()}, {reference.begin(), reference.end()}, rule.judge).verdict !=
+               Slowdown::undecided;
+  };
+  if (rounds >= rule.min && (narrow || (powerful && decided()))) {
     decision.kind = AdaptiveDecision::Kind::converged;
   } else if (rounds >= rule.max) {
     decision.kind = AdaptiveDecision::Kind::max_reached;
